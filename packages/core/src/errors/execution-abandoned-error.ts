@@ -1,0 +1,27 @@
+import { ToolfenceError } from './toolfence-error.js';
+
+/**
+ * An IDEMPOTENT call lost its holder `maxAttempts` times (workers died or stalled past their
+ * lease) and is not tried again. Resolve the record with `guard.resolve(...)` to retry it.
+ */
+export class ExecutionAbandonedError extends ToolfenceError {
+  readonly key: string;
+  readonly tool: string;
+  readonly attempt: number;
+  readonly fence: number;
+  constructor(details: { key: string; tool: string; attempt: number; fence: number }) {
+    super(
+      'EXECUTION_ABANDONED',
+      `Tool "${details.tool}" was abandoned after ${details.attempt} lost attempt(s) ` +
+        `(idempotency key ${details.key}, fence ${details.fence}); it is not retried automatically.`,
+    );
+    this.name = 'ExecutionAbandonedError';
+    this.key = details.key;
+    this.tool = details.tool;
+    this.attempt = details.attempt;
+    this.fence = details.fence;
+  }
+  static override isInstance(error: unknown): error is ExecutionAbandonedError {
+    return ToolfenceError.hasCode(error, 'EXECUTION_ABANDONED');
+  }
+}

@@ -1,0 +1,38 @@
+/** Event types, one per thing that can happen to a guarded call. */
+export type GuardEventType =
+  | 'tool.started'
+  | 'tool.completed'
+  | 'tool.failed'
+  | 'tool.deduplicated'
+  | 'tool.waiting'
+  | 'tool.indeterminate'
+  | 'tool.abandoned'
+  | 'tool.fenced'
+  | 'tool.stale_result';
+
+/** One event of a guarded call. */
+export interface GuardEvent {
+  readonly type: GuardEventType;
+  readonly key: string;
+  readonly tool: string;
+  readonly tenant: string;
+  readonly runId: string | undefined;
+  readonly callId: string | undefined;
+  /** Attempt of the record when the event happened (0 when no attempt is known). */
+  readonly attempt: number;
+  /** Fencing token of the record when the event happened (0 when none is known). */
+  readonly fence: number;
+  /** Wall-clock time of the event, epoch milliseconds (the worker's clock). */
+  readonly timeMs: number;
+  /** Time the body ran, for `tool.completed` / `tool.failed` / `tool.indeterminate`. */
+  readonly durationMs?: number;
+  /** The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`. */
+  readonly error?: { readonly type: string; readonly message: string };
+  /** For `tool.completed`: false when the result could not be recorded (store unreachable). */
+  readonly recorded?: boolean;
+  /** For `tool.started`: true when this attempt took over from a lost holder. */
+  readonly takeover?: boolean;
+}
+
+/** Receives every event. Must not throw; an error it throws is swallowed. */
+export type GuardEventListener = (event: GuardEvent) => void;

@@ -1,0 +1,615 @@
+import { randomUUID } from 'node:crypto';
+import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
+import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
+import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
+import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
+import { ToolfenceError } from '../errors/toolfence-error.js';
+import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
+import {
+  Idempotency,
+  type IdempotencyPolicy,
+  type PolicyDefaults,
+  type ResolvedPolicy,
+  resolvePolicy,
+} from '../policy/idempotency-policy.js';
+import type {
+  ClaimResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  RecordedError,
+  RecordRef,
+  ResolveResult,
+} from '../store/idempotency-store.js';
+import { runWithToolCall, type ToolCallContext } from './call-context.js';
+import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+
+/** Options of a {@link Guard}. */
+export interface GuardOptions {
+  /** The shared store of records (MemoryStore, RedisStore, PostgresStore, or your own). */
+  readonly store: IdempotencyStore;
+  /** Default tenant of every call. Default `'default'`. */
+  readonly tenant?: string;
+  /** Guard-wide policy defaults (durations in milliseconds); a policy's own values win. */
+  readonly defaults?: PolicyDefaults;
+  /** Receives every {@link GuardEvent}. */
+  readonly onEvent?: GuardEventListener;
+  /** How outcomes are stored and replayed. Default {@link jsonOutcomeCodec}. */
+  readonly codec?: OutcomeCodec;
+}
+
+/** One call to guard. */
+export interface GuardedCall {
+  /** Tool name; part of the key. */
+  readonly tool: string;
+  /** The call's arguments, as the tool receives them (a plain object). */
+  readonly arguments: Record<string, unknown>;
+  /** The SDK's tool call id (LangChain `tool_call.id`, AI SDK `toolCallId`). */
+  readonly callId?: string | undefined;
+  /** The agent run (thread, conversation) the call belongs to; part of `'run'`-scoped keys. */
+  readonly runId?: string | undefined;
+  /** Overrides the guard's tenant for this call. */
+  readonly tenant?: string | undefined;
+  readonly policy: IdempotencyPolicy;
+  /** The caller's signal: aborts waiting, and aborts the body through its context signal. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** How an operator settles an indeterminate or abandoned record. */
+export type OperatorResolution =
+  /** The effect happened; record this outcome (encoded by the guard's codec). */
+  | { readonly outcome: unknown }
+  /** The effect did not happen; free the key so the call may run again. */
+  | { readonly released: true };
+
+interface CallState {
+  readonly call: GuardedCall;
+  readonly policy: ResolvedPolicy;
+  readonly ref: RecordRef;
+  readonly runId: string | undefined;
+}
+
+type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
+
+/** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
+const SUPERSEDED = Symbol('superseded');
+
+/**
+ * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
+ * runs the body at most once per key (DESIGN.md, "The guard"):
+ * - `completed`: returns the recorded outcome without entering the body (`tool.deduplicated`);
+ * - `busy`: waits for the holder's answer (woken by the store, bounded by `waitTimeoutMs`);
+ * - `acquired`: runs the body with a {@link ToolCallContext}, renews the lease every
+ *   `heartbeatMs`, aborts the body's signal when the lease is lost or at `timeoutMs`, and
+ *   records the result under its fencing token.
+ *
+ * Failures per kind: IDEMPOTENT releases the claim and rethrows; EFFECTFUL keeps the claim as
+ * indeterminate and throws {@link IndeterminateOutcomeError}, unless `isNoEffectError` says the
+ * effect did not happen. READ_ONLY calls run the body and record nothing.
+ */
+export class Guard {
+  readonly store: IdempotencyStore;
+  readonly tenant: string;
+  private readonly defaults: PolicyDefaults;
+  private readonly onEvent: GuardEventListener | undefined;
+  private readonly codec: OutcomeCodec;
+  private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
+  private readonly instanceId = randomUUID();
+  private attemptCounter = 0;
+
+  /** @throws PolicyError when `defaults` are invalid. */
+  constructor(options: GuardOptions) {
+    if (options?.store === undefined) throw new TypeError('Guard needs a store');
+    this.store = options.store;
+    this.tenant = options.tenant ?? 'default';
+    this.defaults = options.defaults ?? {};
+    this.onEvent = options.onEvent;
+    this.codec = options.codec ?? jsonOutcomeCodec;
+    // Check the defaults once, where they are written.
+    resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
+  }
+
+  /**
+   * Fill in and check a policy against this guard's defaults. Adapters call it when a tool is
+   * wrapped, with the tool's parameter names, so a bad policy fails there and not at a call.
+   * @throws PolicyError
+   */
+  checkPolicy(
+    policy: IdempotencyPolicy,
+    options: { tool?: string; parameterNames?: readonly string[] } = {},
+  ): ResolvedPolicy {
+    const resolved = resolvePolicy(policy, this.defaults, options);
+    this.resolved.set(policy, resolved);
+    return resolved;
+  }
+
+  /**
+   * Run `body` for `call` under the call's policy.
+   *
+   * @returns the body's result (first run) or the recorded outcome decoded by the codec (repeat).
+   * @throws KeyDerivationError the key cannot be derived (body not run, nothing claimed)
+   * @throws StoreUnavailableError the store cannot be reached before the body ran (body not run)
+   * @throws IdempotencyConflictError the key is held with other arguments or another tool
+   * @throws IndeterminateOutcomeError an EFFECTFUL call's outcome is unknown
+   * @throws ExecutionAbandonedError an IDEMPOTENT call lost `maxAttempts` holders
+   * @throws OutcomePendingError another caller still runs it past `waitTimeoutMs`
+   * @throws ToolTimeoutError an IDEMPOTENT body ran past `timeoutMs`
+   * @throws PolicyError the policy is invalid
+   * and whatever the body throws (IDEMPOTENT, or EFFECTFUL with a no-effect error).
+   */
+  async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
+    const policy = this.policyOf(call.policy, call.tool);
+    if (policy.kind === Idempotency.READ_ONLY) return await body(readOnlyContext(call, this.tenant));
+
+    const tenant = call.tenant ?? this.tenant;
+    const runId = call.runId;
+    const key = idempotencyKey({
+      tenant,
+      runId,
+      tool: call.tool,
+      arguments: call.arguments,
+      keyArguments: policy.keyArguments,
+      key: policy.key,
+      scope: policy.scope,
+      callId: call.callId,
+    });
+    // An all-arguments key already commits to every argument; other keys need a fingerprint to
+    // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
+    const allArguments = policy.key === 'arguments' && policy.keyArguments === undefined;
+    const fingerprint = allArguments ? key : argumentsFingerprint(call.arguments);
+    const checkFingerprint = policy.key !== 'arguments';
+    const state: CallState = { call, policy, ref: { tenant, key }, runId };
+
+    const waitStartedMs = Date.now();
+    let waitingEmitted = false;
+    for (;;) {
+      call.signal?.throwIfAborted();
+      const owner = `${this.instanceId}:${++this.attemptCounter}`;
+      const claimSentAtMs = Date.now();
+      const claim = await this.storeCall('claim', () =>
+        this.store.claim(state.ref, {
+          tool: call.tool,
+          fingerprint,
+          owner,
+          leaseMs: policy.leaseMs,
+          retentionMs: policy.retentionMs,
+          mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
+          maxAttempts: policy.maxAttempts,
+          checkFingerprint,
+        }),
+      );
+      if (claim.status === 'acquired') {
+        const result = await this.execute<T>(
+          state,
+          { fence: claim.fence, owner },
+          claim,
+          claimSentAtMs,
+          body,
+        );
+        if (result !== SUPERSEDED) return result.value;
+        continue;
+      }
+      if (claim.status === 'busy') {
+        const waitedMs = Date.now() - waitStartedMs;
+        const remainingMs = policy.waitTimeoutMs - waitedMs;
+        if (remainingMs <= 0) throw new OutcomePendingError({ key, tool: call.tool, waitedMs });
+        if (!waitingEmitted) {
+          waitingEmitted = true;
+          this.emit('tool.waiting', state, claim.record);
+        }
+        await this.storeCall('waitForSettle', () =>
+          this.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
+        );
+        continue;
+      }
+      return this.settled<T>(state, claim);
+    }
+  }
+
+  /**
+   * Operator: settle an `indeterminate` or `abandoned` record after checking the system the tool
+   * touched. `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
+   * the key so the call may run again.
+   * @throws StoreUnavailableError
+   */
+  async resolve(
+    key: string,
+    resolution: OperatorResolution,
+    options: { tenant?: string; retentionMs?: number } = {},
+  ): Promise<ResolveResult> {
+    const ref = { tenant: options.tenant ?? this.tenant, key };
+    const retentionMs =
+      options.retentionMs ?? this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
+    const storeResolution =
+      'released' in resolution && resolution.released === true
+        ? ({ released: true } as const)
+        : { outcome: this.codec.encode((resolution as { outcome: unknown }).outcome) };
+    return this.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
+  }
+
+  /** Operator: read the record of a key (null when absent). @throws StoreUnavailableError */
+  async inspect(key: string, options: { tenant?: string } = {}): Promise<IdempotencyRecord | null> {
+    const ref = { tenant: options.tenant ?? this.tenant, key };
+    return this.storeCall('get', () => this.store.get(ref));
+  }
+
+  private policyOf(policy: IdempotencyPolicy, tool: string): ResolvedPolicy {
+    let resolved = this.resolved.get(policy);
+    if (resolved === undefined) {
+      resolved = resolvePolicy(policy, this.defaults, { tool });
+      this.resolved.set(policy, resolved);
+    }
+    return resolved;
+  }
+
+  /** Answer a claim that found the record settled (or in conflict). */
+  private settled<T>(state: CallState, claim: Exclude<ClaimResult, { status: 'acquired' | 'busy' }>): T {
+    const { record } = claim;
+    const { key } = state.ref;
+    const tool = state.call.tool;
+    switch (claim.status) {
+      case 'completed':
+        this.emit('tool.deduplicated', state, record);
+        return this.codec.decode(record.outcome ?? '') as T;
+      case 'conflict':
+        throw new IdempotencyConflictError(key, tool, record.tool);
+      case 'indeterminate': {
+        const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
+        this.emit('tool.indeterminate', state, record, { error });
+        throw new IndeterminateOutcomeError({
+          key,
+          tool,
+          attempt: record.attempt,
+          fence: record.fence,
+          reasonType: error.type,
+          reason: error.message,
+        });
+      }
+      case 'abandoned':
+        this.emit('tool.abandoned', state, record, { error: record.error });
+        throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
+    }
+  }
+
+  /** Run the body as the holder; record or handle its result. */
+  private async execute<T>(
+    state: CallState,
+    holder: Holder,
+    claim: Extract<ClaimResult, { status: 'acquired' }>,
+    claimSentAtMs: number,
+    body: Body<T>,
+  ): Promise<{ value: T } | typeof SUPERSEDED> {
+    const { call, policy, ref } = state;
+    const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
+    const controller = new AbortController();
+    const signal =
+      call.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, call.signal]);
+    let leaseLost: LeaseLostError | undefined;
+    let timedOut: ToolTimeoutError | undefined;
+    let timeoutTimer: NodeJS.Timeout | undefined;
+    let keeper: LeaseKeeper | undefined;
+    let bodyPromise: Promise<T>;
+    const startedMs = Date.now();
+
+    // Interruptions the caller must not wait past: a timeout always; a lost lease after a grace
+    // of waitTimeoutMs for the body to notice its signal and settle.
+    let interrupt!: (reason: 'timeout' | 'lease') => void;
+    const interrupted = new Promise<'timeout' | 'lease'>((resolve) => {
+      interrupt = resolve;
+    });
+
+    try {
+      keeper = new LeaseKeeper(
+        this.store,
+        ref,
+        holder,
+        policy.leaseMs,
+        policy.heartbeatMs,
+        (reason) => {
+          leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
+          this.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
+          controller.abort(leaseLost);
+          const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
+          grace.unref();
+        },
+        claimSentAtMs,
+      );
+      if (policy.timeoutMs !== undefined) {
+        timeoutTimer = setTimeout(() => {
+          timedOut = new ToolTimeoutError(call.tool, policy.timeoutMs as number);
+          controller.abort(timedOut);
+          interrupt('timeout');
+        }, policy.timeoutMs);
+      }
+      const context: ToolCallContext = {
+        idempotencyKey: ref.key,
+        attempt: claim.attempt,
+        fence: claim.fence,
+        signal,
+        tenant: ref.tenant,
+        runId: state.runId,
+        callId: call.callId,
+        tool: call.tool,
+      };
+      this.emit('tool.started', state, attemptInfo, { takeover: claim.takeover });
+      bodyPromise = Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
+    } catch (error) {
+      // Failed before the body could start: never leave the claim behind.
+      keeper?.stop();
+      clearTimeout(timeoutTimer);
+      await this.store.release(ref, holder).catch(() => undefined);
+      throw error;
+    }
+
+    type Settlement =
+      | { ok: true; value: T }
+      | { ok: false; error: unknown }
+      | { interrupted: 'timeout' | 'lease' };
+    const settlement: Settlement = await Promise.race([
+      bodyPromise.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+      interrupted.then((reason) => ({ interrupted: reason })),
+    ]);
+    keeper.stop();
+    clearTimeout(timeoutTimer);
+    const durationMs = Date.now() - startedMs;
+
+    if ('interrupted' in settlement) {
+      if (settlement.interrupted === 'lease') {
+        // The body ignored its signal past the grace period: record late if it ever returns,
+        // and answer this caller with the current holder's outcome.
+        this.recordLate(state, holder, bodyPromise, attemptInfo);
+        return SUPERSEDED;
+      }
+      const timeoutError = timedOut as ToolTimeoutError;
+      if (policy.kind === Idempotency.EFFECTFUL) {
+        const marked = await this.markIndeterminate(state, holder, timeoutError, durationMs, attemptInfo);
+        this.recordLate(state, holder, bodyPromise, attemptInfo);
+        throw marked;
+      }
+      this.emit('tool.failed', state, attemptInfo, { error: describeError(timeoutError), durationMs });
+      await this.releaseQuietly(ref, holder);
+      throw timeoutError;
+    }
+
+    if (settlement.ok) {
+      return this.record(state, holder, settlement.value, durationMs, attemptInfo, leaseLost !== undefined);
+    }
+
+    const error = settlement.error;
+    if (leaseLost !== undefined && error === leaseLost) {
+      // The body honoured the lost lease: the current holder's answer is this caller's answer.
+      return SUPERSEDED;
+    }
+    if (timedOut !== undefined && error === timedOut && policy.kind === Idempotency.EFFECTFUL) {
+      throw await this.markIndeterminate(state, holder, timedOut, durationMs, attemptInfo);
+    }
+    if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
+      this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+      const released = await this.releaseQuietly(ref, holder);
+      if (!released && leaseLost !== undefined) return SUPERSEDED;
+      throw error;
+    }
+    throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+  }
+
+  /** Record a successful body's value under its holder. */
+  private async record<T>(
+    state: CallState,
+    holder: Holder,
+    value: T,
+    durationMs: number,
+    attemptInfo: { attempt: number; fence: number },
+    leaseWasLost: boolean,
+  ): Promise<{ value: T } | typeof SUPERSEDED> {
+    const { ref, policy } = state;
+    let encoded: string;
+    try {
+      encoded = this.codec.encode(value);
+    } catch (error) {
+      // The body ran but its result cannot be stored: for EFFECTFUL the effect happened and no
+      // repeat can be answered, so the record is indeterminate; IDEMPOTENT releases.
+      if (policy.kind === Idempotency.EFFECTFUL) {
+        throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+      }
+      this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+      await this.releaseQuietly(ref, holder);
+      throw error;
+    }
+    let result: Awaited<ReturnType<IdempotencyStore['complete']>>;
+    try {
+      result = await this.completeWithRetry(ref, holder, encoded, policy.retentionMs);
+    } catch {
+      // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
+      // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
+      this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
+      return { value };
+    }
+    if (result.status === 'completed') {
+      this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
+      return { value };
+    }
+    this.emit('tool.stale_result', state, attemptInfo, { durationMs });
+    if (result.status === 'not_found' && !leaseWasLost) {
+      // The record vanished (an operator released it, or retention ran out mid-call); nobody
+      // else ran it under our claim, so our value is the answer.
+      return { value };
+    }
+    return SUPERSEDED;
+  }
+
+  private async completeWithRetry(ref: RecordRef, holder: Holder, encoded: string, retentionMs: number) {
+    let lastError: unknown;
+    for (const delayMs of [0, 50, 250]) {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      try {
+        return await this.store.complete(ref, holder, encoded, retentionMs);
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  /** A superseded or timed-out attempt that still returns: try to record it; a stale one is reported. */
+  private recordLate<T>(
+    state: CallState,
+    holder: Holder,
+    bodyPromise: Promise<T>,
+    attemptInfo: { attempt: number; fence: number },
+  ): void {
+    bodyPromise.then(
+      async (value) => {
+        try {
+          const result = await this.store.complete(
+            state.ref,
+            holder,
+            this.codec.encode(value),
+            state.policy.retentionMs,
+          );
+          if (result.status === 'completed') {
+            this.emit('tool.completed', state, attemptInfo, { recorded: true });
+          } else {
+            this.emit('tool.stale_result', state, attemptInfo);
+          }
+        } catch {
+          // Nothing more can be done for a late result the store will not take.
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  private async markIndeterminate(
+    state: CallState,
+    holder: Holder,
+    error: unknown,
+    durationMs: number,
+    attemptInfo: { attempt: number; fence: number },
+  ): Promise<IndeterminateOutcomeError> {
+    const recorded = describeError(error);
+    try {
+      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
+    } catch {
+      // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
+    }
+    this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
+    return new IndeterminateOutcomeError(
+      {
+        key: state.ref.key,
+        tool: state.call.tool,
+        attempt: attemptInfo.attempt,
+        fence: attemptInfo.fence,
+        reasonType: recorded.type,
+        reason: recorded.message,
+      },
+      { cause: error },
+    );
+  }
+
+  /** Release; true when this holder's claim was released. */
+  private async releaseQuietly(ref: RecordRef, holder: Holder): Promise<boolean> {
+    try {
+      return (await this.store.release(ref, holder)).status === 'released';
+    } catch {
+      // Unreleased: the lease expires and the key is taken over as a lost attempt.
+      return false;
+    }
+  }
+
+  private async storeCall<R>(operation: string, fn: () => Promise<R>): Promise<R> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (ToolfenceError.isInstance(error)) throw error;
+      if (error instanceof Error && error.name === 'AbortError') throw error;
+      throw new StoreUnavailableError(operation, error instanceof Error ? error.message : String(error), {
+        cause: error,
+      });
+    }
+  }
+
+  private emit(
+    type: GuardEventType,
+    state: CallState,
+    attempt: { attempt: number; fence: number },
+    extra: Partial<GuardEvent> = {},
+  ): void {
+    if (this.onEvent === undefined) return;
+    const event: GuardEvent = {
+      type,
+      key: state.ref.key,
+      tool: state.call.tool,
+      tenant: state.ref.tenant,
+      runId: state.runId,
+      callId: state.call.callId,
+      attempt: attempt.attempt,
+      fence: attempt.fence,
+      timeMs: Date.now(),
+      ...extra,
+    };
+    try {
+      this.onEvent(event);
+    } catch {
+      // A listener must not change the outcome of a call.
+    }
+  }
+}
+
+function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {
+  return {
+    idempotencyKey: '',
+    attempt: 1,
+    fence: 0,
+    signal: call.signal ?? new AbortController().signal,
+    tenant: call.tenant ?? tenant,
+    runId: call.runId,
+    callId: call.callId,
+    tool: call.tool,
+  };
+}
+
+function safeNoEffect(policy: ResolvedPolicy, error: unknown): boolean {
+  if (policy.kind !== Idempotency.EFFECTFUL) return false;
+  try {
+    return policy.isNoEffectError(error) === true;
+  } catch {
+    // A predicate that throws cannot vouch for "no effect": stay conservative.
+    return false;
+  }
+}
+
+function describeError(error: unknown): RecordedError {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const type = typeof code === 'string' && error.name === 'Error' ? code : error.name;
+    return { type, message: truncate(error.message) };
+  }
+  return { type: typeof error, message: truncate(String(error)) };
+}
+
+function truncate(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
+
+function leaseLostError(key: string, tool: string, fence: number, reason: LeaseLossReason): LeaseLostError {
+  const detail =
+    reason.kind === 'expired'
+      ? 'the store could not be reached to renew it before it expired'
+      : reason.detail === 'stale'
+        ? 'another worker took the call over with a higher fencing token'
+        : reason.detail === 'settled'
+          ? 'the record was settled by someone else'
+          : 'the record no longer exists';
+  return new LeaseLostError(
+    { key, tool, fence, reason: detail },
+    reason.kind === 'expired' ? { cause: reason.error } : undefined,
+  );
+}

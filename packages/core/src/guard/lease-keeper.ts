@@ -1,0 +1,83 @@
+import type { Holder, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
+
+export type LeaseLossReason =
+  /** The store said the holder is no longer current (taken over, settled or gone). */
+  | { readonly kind: 'lost'; readonly detail: 'stale' | 'settled' | 'not_found' }
+  /** Renewals failed or hung (store unreachable) until the lease ran out by this worker's clock. */
+  | { readonly kind: 'expired'; readonly error: unknown };
+
+/**
+ * Renews one holder's lease every `heartbeatMs` until stopped, off the call's critical path. A
+ * renewal the store refuses, or a lease that runs out while the store cannot be reached, calls
+ * `onLost` once and stops.
+ *
+ * A watchdog fires at the local estimate of the lease deadline, counted from when the last
+ * successful renewal (or the claim) was SENT, so the worker believes its lease ends no later
+ * than the store does (clock rates assumed equal; offsets do not matter).
+ */
+export class LeaseKeeper {
+  private beatTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private lastError: unknown;
+
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly ref: RecordRef,
+    private readonly holder: Holder,
+    private readonly leaseMs: number,
+    private readonly heartbeatMs: number,
+    private readonly onLost: (reason: LeaseLossReason) => void,
+    claimSentAtMs: number,
+  ) {
+    this.armWatchdog(claimSentAtMs + leaseMs);
+    this.scheduleBeat(heartbeatMs);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.beatTimer);
+    clearTimeout(this.watchdog);
+  }
+
+  private armWatchdog(deadlineMs: number): void {
+    clearTimeout(this.watchdog);
+    this.watchdog = setTimeout(
+      () => this.lose({ kind: 'expired', error: this.lastError }),
+      Math.max(0, deadlineMs - Date.now()),
+    );
+    // Lease timers alone must not keep the process alive; the body's own work does.
+    this.watchdog.unref();
+  }
+
+  private scheduleBeat(delayMs: number): void {
+    if (this.stopped) return;
+    this.beatTimer = setTimeout(() => void this.beat(), Math.max(0, delayMs));
+    this.beatTimer.unref();
+  }
+
+  private async beat(): Promise<void> {
+    const sentAtMs = Date.now();
+    try {
+      const result = await this.store.renew(this.ref, this.holder, this.leaseMs);
+      if (this.stopped) return;
+      if (result.status === 'renewed') {
+        this.armWatchdog(sentAtMs + this.leaseMs);
+        this.scheduleBeat(this.heartbeatMs - (Date.now() - sentAtMs));
+      } else {
+        this.lose({ kind: 'lost', detail: result.reason });
+      }
+    } catch (error) {
+      if (this.stopped) return;
+      this.lastError = error;
+      // Retry sooner than the heartbeat; the watchdog ends it if the lease runs out first.
+      this.scheduleBeat(this.heartbeatMs / 4);
+    }
+  }
+
+  private lose(reason: LeaseLossReason): void {
+    if (this.stopped) return;
+    this.stop();
+    this.onLost(reason);
+  }
+}

@@ -1,0 +1,58 @@
+// The public API of @toolfence/core. Named exports only; everything else is internal.
+
+export { jsonOutcomeCodec, type OutcomeCodec } from './codec/outcome-codec.js';
+export { CanonicalizationError } from './errors/canonicalization-error.js';
+export { ExecutionAbandonedError } from './errors/execution-abandoned-error.js';
+export { IdempotencyConflictError } from './errors/idempotency-conflict-error.js';
+export { IndeterminateOutcomeError } from './errors/indeterminate-outcome-error.js';
+export { KeyDerivationError } from './errors/key-derivation-error.js';
+export { LeaseLostError } from './errors/lease-lost-error.js';
+export { OutcomePendingError } from './errors/outcome-pending-error.js';
+export { PolicyError } from './errors/policy-error.js';
+export { StoreUnavailableError } from './errors/store-unavailable-error.js';
+export { ToolTimeoutError } from './errors/tool-timeout-error.js';
+export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
+export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
+export {
+  Guard,
+  type GuardedCall,
+  type GuardOptions,
+  type OperatorResolution,
+} from './guard/guard.js';
+export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
+export { canonicalJson } from './key/canonical-json.js';
+export { argumentsFingerprint, idempotencyKey, type KeyInput } from './key/idempotency-key.js';
+export {
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_RETENTION_MS,
+  definePolicy,
+  Idempotency,
+  type IdempotencyKind,
+  type IdempotencyPolicy,
+  type KeyScope,
+  type KeyStrategy,
+  type PolicyDefaults,
+  type ResolvedPolicy,
+  resolvePolicy,
+} from './policy/idempotency-policy.js';
+export type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  MarkIndeterminateResult,
+  RecordedError,
+  RecordRef,
+  RecordState,
+  ReleaseResult,
+  RenewResult,
+  Resolution,
+  ResolveResult,
+  TakeoverMode,
+  WaitOptions,
+  WaitResult,
+} from './store/idempotency-store.js';
+export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';

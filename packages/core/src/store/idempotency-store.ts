@@ -1,0 +1,250 @@
+/**
+ * The store contract: types only. Every store (MemoryStore, RedisStore, PostgresStore, or a
+ * user's own) implements {@link IdempotencyStore} and must pass the conformance suite exported
+ * from `@toolfence/core/testing`.
+ *
+ * Rules every implementation keeps:
+ * - Every operation that decides ownership (claim, renew, complete, release, markIndeterminate,
+ *   resolve) is ONE atomic step on the store (a Lua script, one SQL statement, one synchronous
+ *   critical section). Never a read followed by a separate write.
+ * - Lease and retention deadlines are judged by the store's own clock; all times in records are
+ *   milliseconds since the Unix epoch on that clock.
+ * - A record never holds the call's arguments, only their fingerprint.
+ * - Any infrastructure failure is thrown as `StoreUnavailableError`; it is never reported as a
+ *   status (an unreachable store is never read as permission).
+ */
+
+/** Lifecycle of a record. A released record is deleted, not kept with a state. */
+export type RecordState = 'in_progress' | 'completed' | 'indeterminate' | 'abandoned';
+
+/** What the store keeps about one idempotency key. */
+export interface IdempotencyRecord {
+  /** The idempotency key: lowercase hex SHA-256. */
+  readonly key: string;
+  readonly tenant: string;
+  /** Name of the tool that claimed the key. */
+  readonly tool: string;
+  /** SHA-256 of the canonical arguments of the call that claimed the key. */
+  readonly fingerprint: string;
+  readonly state: RecordState;
+  /** Fencing token of the current (or last) attempt; starts at 1, +1 on every takeover. */
+  readonly fence: number;
+  /** Attempt number of the current (or last) attempt; starts at 1. */
+  readonly attempt: number;
+  /** Opaque id of the holder of the current attempt. */
+  readonly owner: string;
+  /** Lease deadline (epoch ms, store clock). Meaningful while `in_progress`. */
+  readonly leaseExpiresAtMs: number;
+  /** Retention deadline (epoch ms, store clock): the record is gone after it. */
+  readonly expiresAtMs: number;
+  /** The recorded outcome, as encoded by the guard's codec. Present when `completed`. */
+  readonly outcome?: string;
+  /** Why the outcome is unknown (`indeterminate`) or the call was given up (`abandoned`). */
+  readonly error?: RecordedError;
+}
+
+/** An error as recorded: its type name and message only (never a stack or arguments). */
+export interface RecordedError {
+  readonly type: string;
+  readonly message: string;
+}
+
+/**
+ * The holder of one attempt: its fencing token and its owner id. Operations conditioned on a
+ * holder check BOTH: the fence orders attempts within one life of a record, and the owner (unique
+ * per attempt) tells apart two lives of a key (a record released or expired and claimed afresh
+ * starts again at fence 1, so a fence alone would let a long-stalled holder write into the new
+ * life).
+ */
+export interface Holder {
+  readonly fence: number;
+  readonly owner: string;
+}
+
+/** Identifies one record. Keys are unique per tenant; every operation is scoped to a tenant. */
+export interface RecordRef {
+  readonly tenant: string;
+  readonly key: string;
+}
+
+/**
+ * What a claimer does with a holder whose lease expired:
+ * - `at-least-once` (IDEMPOTENT): take the call over with fence + 1 and attempt + 1, or mark the
+ *   record `abandoned` once `maxAttempts` attempts were lost.
+ * - `at-most-once` (EFFECTFUL): never re-run; mark the record `indeterminate`.
+ */
+export type TakeoverMode = 'at-least-once' | 'at-most-once';
+
+export interface ClaimOptions {
+  /** Tool name, recorded and checked on reuse. */
+  readonly tool: string;
+  /** SHA-256 of the canonical arguments. */
+  readonly fingerprint: string;
+  /** Opaque id of this claimer (unique per attempt). */
+  readonly owner: string;
+  /** Lease length in milliseconds (> 0). */
+  readonly leaseMs: number;
+  /** Retention window in milliseconds (>= leaseMs), counted from when the record settles. */
+  readonly retentionMs: number;
+  readonly mode: TakeoverMode;
+  /** Most attempts an `at-least-once` call may have (>= 1). */
+  readonly maxAttempts: number;
+  /**
+   * When true, a record with another tool or another fingerprint is a `conflict`, reported before
+   * any other state (business keys and `'call'` keys). When false only the tool is checked.
+   */
+  readonly checkFingerprint: boolean;
+}
+
+/** Answer of {@link IdempotencyStore.claim}, decided in the same atomic step as the claim. */
+export type ClaimResult =
+  | {
+      /** The caller now holds the key and must run the body. */
+      readonly status: 'acquired';
+      readonly fence: number;
+      readonly attempt: number;
+      readonly leaseExpiresAtMs: number;
+      /** True when this claim took over from a holder whose lease had expired. */
+      readonly takeover: boolean;
+    }
+  | { readonly status: 'completed'; readonly record: IdempotencyRecord }
+  | {
+      /** Another holder has a live lease. */
+      readonly status: 'busy';
+      readonly record: IdempotencyRecord;
+      /** The store's clock when it answered (epoch ms), to judge `record.leaseExpiresAtMs`. */
+      readonly nowMs: number;
+    }
+  | { readonly status: 'indeterminate'; readonly record: IdempotencyRecord }
+  | { readonly status: 'abandoned'; readonly record: IdempotencyRecord }
+  | {
+      /** The key is held with another tool or other arguments (see `checkFingerprint`). */
+      readonly status: 'conflict';
+      readonly record: IdempotencyRecord;
+    };
+
+export type RenewResult =
+  | { readonly status: 'renewed'; readonly leaseExpiresAtMs: number }
+  /** The fence is no longer current, or the record settled or disappeared. */
+  | { readonly status: 'lost'; readonly reason: 'stale' | 'settled' | 'not_found' };
+
+export type CompleteResult =
+  | { readonly status: 'completed' }
+  /** The fence was superseded (or the record settled otherwise); nothing changed. */
+  | { readonly status: 'stale'; readonly record: IdempotencyRecord }
+  | { readonly status: 'not_found' };
+
+export type ReleaseResult =
+  | { readonly status: 'released' }
+  | { readonly status: 'stale'; readonly record: IdempotencyRecord }
+  | { readonly status: 'not_found' };
+
+export type MarkIndeterminateResult =
+  | { readonly status: 'marked' }
+  | { readonly status: 'stale'; readonly record: IdempotencyRecord }
+  | { readonly status: 'not_found' };
+
+/** How an operator settles an `indeterminate` or `abandoned` record. */
+export type Resolution =
+  /** The effect happened; this is its outcome (encoded by the guard's codec). */
+  | { readonly outcome: string }
+  /** The effect did not happen; delete the record so the call may run again. */
+  | { readonly released: true };
+
+export type ResolveResult =
+  | { readonly status: 'resolved' }
+  | { readonly status: 'not_found' }
+  /** Only `indeterminate` and `abandoned` records can be resolved. */
+  | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord };
+
+export type WaitResult =
+  /** The record left `in_progress` (completed, indeterminate, abandoned) or was deleted. */
+  | 'settled'
+  /** The holder's lease expired: claim again to take over (or mark indeterminate). */
+  | 'lease_expired'
+  /** Neither happened within `timeoutMs`. */
+  | 'timeout';
+
+export interface WaitOptions {
+  /** Longest wait in milliseconds. */
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * A shared store of idempotency records. See the module comment for the rules every
+ * implementation keeps, and `describeStoreConformance` in `@toolfence/core/testing` for the
+ * behaviour it must show.
+ */
+export interface IdempotencyStore {
+  /** Version of this contract the store implements. */
+  readonly specificationVersion: 'v1';
+
+  /**
+   * Atomically: no live record → create `in_progress` with fence 1, attempt 1 → `acquired`.
+   * Another tool (or fingerprint, with `checkFingerprint`) → `conflict`, before any state.
+   * `completed` / `indeterminate` / `abandoned` → that state with the record.
+   * `in_progress` with a live lease → `busy`. With an expired lease: `at-least-once` takes over
+   * (fence + 1, attempt + 1 → `acquired`, `takeover: true`) or, when `attempt >= maxAttempts`,
+   * marks it `abandoned`; `at-most-once` marks it `indeterminate` (type `LeaseExpired`).
+   * @throws StoreUnavailableError
+   */
+  claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult>;
+
+  /**
+   * Extend the lease to now + `leaseMs` if `holder` is current (same fence and owner) and the record is `in_progress`.
+   * @throws StoreUnavailableError
+   */
+  renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult>;
+
+  /**
+   * Record the outcome if `holder` is current (same fence and owner) and the record is not `completed` (an attempt
+   * whose outcome was marked unknown may still state it). Retention restarts: the record
+   * expires `retentionMs` after now. A superseded fence changes nothing and gets `stale`.
+   * @throws StoreUnavailableError
+   */
+  complete(ref: RecordRef, holder: Holder, outcome: string, retentionMs: number): Promise<CompleteResult>;
+
+  /**
+   * Delete the record if `holder` is current (same fence and owner) and it is `in_progress` (a failed idempotent attempt,
+   * or an effectful one that declared it had no effect).
+   * @throws StoreUnavailableError
+   */
+  release(ref: RecordRef, holder: Holder): Promise<ReleaseResult>;
+
+  /**
+   * Keep the claim as `indeterminate` with the error, if `holder` is current (same fence and owner) and the record is
+   * `in_progress`. Retention restarts.
+   * @throws StoreUnavailableError
+   */
+  markIndeterminate(
+    ref: RecordRef,
+    holder: Holder,
+    error: RecordedError,
+    retentionMs: number,
+  ): Promise<MarkIndeterminateResult>;
+
+  /** Read a live record (null when absent or past retention). @throws StoreUnavailableError */
+  get(ref: RecordRef): Promise<IdempotencyRecord | null>;
+
+  /**
+   * Operator: settle an `indeterminate` or `abandoned` record as completed with an outcome
+   * (retention restarts) or as released (deleted).
+   * @throws StoreUnavailableError
+   */
+  resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;
+
+  /** Erase every record of a tenant. Returns how many were erased. @throws StoreUnavailableError */
+  forget(options: { readonly tenant: string }): Promise<number>;
+
+  /**
+   * Resolve when the record leaves `in_progress` (or is deleted), when its lease expires, or at
+   * `timeoutMs`, whichever comes first. Event-driven where the store can be (pub/sub, LISTEN),
+   * with polling as a fallback. Resolves `'settled'` at once if the record is not in progress.
+   * @throws StoreUnavailableError
+   */
+  waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult>;
+
+  /** Release connections and timers the store itself created. */
+  close(): Promise<void>;
+}

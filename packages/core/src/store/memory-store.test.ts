@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { describeStoreConformance } from '../testing/index.js';
+import { MemoryStore } from './memory-store.js';
+
+describeStoreConformance('MemoryStore', () => new MemoryStore(), {
+  createUnavailableStore: async () => {
+    const store = new MemoryStore();
+    await store.close();
+    return store;
+  },
+});
+
+describe('MemoryStore', () => {
+  const options = {
+    tool: 't',
+    fingerprint: 'f',
+    owner: 'o',
+    leaseMs: 1000,
+    retentionMs: 5000,
+    mode: 'at-least-once',
+    maxAttempts: 3,
+    checkFingerprint: false,
+  } as const;
+
+  it('judges leases and retention by its injected clock', async () => {
+    let nowMs = 1_000_000;
+    const store = new MemoryStore({ clock: { now: () => nowMs } });
+    const ref = { tenant: 't', key: 'k' };
+    expect(await store.claim(ref, options)).toMatchObject({
+      status: 'acquired',
+      leaseExpiresAtMs: 1_001_000,
+    });
+    nowMs += 999;
+    expect((await store.claim(ref, options)).status).toBe('busy');
+    nowMs += 1;
+    expect(await store.claim(ref, { ...options, owner: 'p' })).toMatchObject({
+      status: 'acquired',
+      fence: 2,
+    });
+    await store.complete(ref, { fence: 2, owner: 'p' }, '"x"', 5000);
+    nowMs += 4999;
+    expect((await store.claim(ref, options)).status).toBe('completed');
+    nowMs += 1;
+    expect(await store.get(ref)).toBeNull();
+  });
+
+  it('removes expired records it is not asked about, so memory stays bounded', async () => {
+    let nowMs = 0;
+    const store = new MemoryStore({ clock: { now: () => nowMs } });
+    for (let i = 0; i < 1000; i++) {
+      const ref = { tenant: 't', key: `old-${i}` };
+      await store.claim(ref, options);
+      await store.complete(ref, { fence: 1, owner: 'o' }, '1', 5000);
+    }
+    expect(store.size).toBe(1000);
+    nowMs = 10_000;
+    for (let i = 0; i < 300; i++) await store.claim({ tenant: 't', key: `new-${i}` }, options);
+    // Each write examines a few records: 300 writes sweep the 1000 expired ones.
+    expect(store.size).toBe(300);
+  });
+});

@@ -1,0 +1,350 @@
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  MarkIndeterminateResult,
+  RecordedError,
+  RecordRef,
+  ReleaseResult,
+  RenewResult,
+  Resolution,
+  ResolveResult,
+  WaitOptions,
+  WaitResult,
+} from './idempotency-store.js';
+
+/** A clock in epoch milliseconds. */
+export interface Clock {
+  now(): number;
+}
+
+export interface MemoryStoreOptions {
+  /** Clock used for leases and retention. Default `Date`. Inject one to test time. */
+  readonly clock?: Clock;
+}
+
+interface Waiter {
+  readonly wake: (result: WaitResult) => void;
+}
+
+type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
+
+/** How many records each write examines for expiry (incremental sweep, as Redis does). */
+const SWEEP_PER_WRITE = 4;
+
+/**
+ * The embedded store: records in this process's memory. For one process (tests, demos, a single
+ * server); records are lost when the process exits. Every operation is one synchronous critical
+ * section, so it is atomic with respect to every other call in the process.
+ *
+ * Expired records are removed lazily on access and by an incremental sweep on every write, so
+ * memory stays bounded by what the retention window keeps live. Waiters are woken directly when a
+ * record settles (no polling) and by a timer at the holder's lease deadline.
+ */
+export class MemoryStore implements IdempotencyStore {
+  readonly specificationVersion = 'v1' as const;
+  private readonly records = new Map<string, MutableRecord>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly clock: Clock;
+  private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
+  private closed = false;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.clock = options.clock ?? Date;
+  }
+
+  /** Number of records held (live or not yet swept). */
+  get size(): number {
+    return this.records.size;
+  }
+
+  async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    this.assertOpen('claim');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    this.sweep(now);
+    const record = this.live(id, now);
+    if (record === undefined) {
+      const created: MutableRecord = {
+        key: ref.key,
+        tenant: ref.tenant,
+        tool: options.tool,
+        fingerprint: options.fingerprint,
+        state: 'in_progress',
+        fence: 1,
+        attempt: 1,
+        owner: options.owner,
+        leaseExpiresAtMs: now + options.leaseMs,
+        expiresAtMs: now + options.leaseMs + options.retentionMs,
+      };
+      this.records.set(id, created);
+      return {
+        status: 'acquired',
+        fence: 1,
+        attempt: 1,
+        leaseExpiresAtMs: created.leaseExpiresAtMs,
+        takeover: false,
+      };
+    }
+    if (
+      record.tool !== options.tool ||
+      (options.checkFingerprint && record.fingerprint !== options.fingerprint)
+    ) {
+      return { status: 'conflict', record: snapshot(record) };
+    }
+    switch (record.state) {
+      case 'completed':
+        return { status: 'completed', record: snapshot(record) };
+      case 'indeterminate':
+        return { status: 'indeterminate', record: snapshot(record) };
+      case 'abandoned':
+        return { status: 'abandoned', record: snapshot(record) };
+      case 'in_progress':
+        break;
+    }
+    if (record.leaseExpiresAtMs > now) {
+      return { status: 'busy', record: snapshot(record), nowMs: now };
+    }
+    if (options.mode === 'at-most-once') {
+      record.state = 'indeterminate';
+      record.error = leaseExpiredError(record);
+      record.expiresAtMs = now + options.retentionMs;
+      this.notify(id, 'settled');
+      return { status: 'indeterminate', record: snapshot(record) };
+    }
+    if (record.attempt >= options.maxAttempts) {
+      record.state = 'abandoned';
+      record.error = leaseExpiredError(record);
+      record.expiresAtMs = now + options.retentionMs;
+      this.notify(id, 'settled');
+      return { status: 'abandoned', record: snapshot(record) };
+    }
+    record.fence += 1;
+    record.attempt += 1;
+    record.owner = options.owner;
+    record.leaseExpiresAtMs = now + options.leaseMs;
+    record.expiresAtMs = now + options.leaseMs + options.retentionMs;
+    return {
+      status: 'acquired',
+      fence: record.fence,
+      attempt: record.attempt,
+      leaseExpiresAtMs: record.leaseExpiresAtMs,
+      takeover: true,
+    };
+  }
+
+  async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    this.assertOpen('renew');
+    const now = this.clock.now();
+    const record = this.live(recordId(ref), now);
+    if (record === undefined) return { status: 'lost', reason: 'not_found' };
+    if (!isHolder(record, holder)) return { status: 'lost', reason: 'stale' };
+    if (record.state !== 'in_progress') return { status: 'lost', reason: 'settled' };
+    record.leaseExpiresAtMs = now + leaseMs;
+    record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs);
+    return { status: 'renewed', leaseExpiresAtMs: record.leaseExpiresAtMs };
+  }
+
+  async complete(
+    ref: RecordRef,
+    holder: Holder,
+    outcome: string,
+    retentionMs: number,
+  ): Promise<CompleteResult> {
+    this.assertOpen('complete');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    this.sweep(now);
+    const record = this.live(id, now);
+    if (record === undefined) return { status: 'not_found' };
+    if (!isHolder(record, holder) || record.state === 'completed') {
+      return { status: 'stale', record: snapshot(record) };
+    }
+    record.state = 'completed';
+    record.outcome = outcome;
+    delete record.error;
+    record.expiresAtMs = now + retentionMs;
+    this.notify(id, 'settled');
+    return { status: 'completed' };
+  }
+
+  async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    this.assertOpen('release');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    const record = this.live(id, now);
+    if (record === undefined) return { status: 'not_found' };
+    if (!isHolder(record, holder) || record.state !== 'in_progress') {
+      return { status: 'stale', record: snapshot(record) };
+    }
+    this.records.delete(id);
+    this.notify(id, 'settled');
+    return { status: 'released' };
+  }
+
+  async markIndeterminate(
+    ref: RecordRef,
+    holder: Holder,
+    error: RecordedError,
+    retentionMs: number,
+  ): Promise<MarkIndeterminateResult> {
+    this.assertOpen('markIndeterminate');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    const record = this.live(id, now);
+    if (record === undefined) return { status: 'not_found' };
+    if (!isHolder(record, holder) || record.state !== 'in_progress') {
+      return { status: 'stale', record: snapshot(record) };
+    }
+    record.state = 'indeterminate';
+    record.error = { type: error.type, message: error.message };
+    record.expiresAtMs = now + retentionMs;
+    this.notify(id, 'settled');
+    return { status: 'marked' };
+  }
+
+  async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    this.assertOpen('get');
+    const record = this.live(recordId(ref), this.clock.now());
+    return record === undefined ? null : snapshot(record);
+  }
+
+  async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    this.assertOpen('resolve');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    const record = this.live(id, now);
+    if (record === undefined) return { status: 'not_found' };
+    if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
+      return { status: 'not_resolvable', record: snapshot(record) };
+    }
+    if ('outcome' in resolution) {
+      record.state = 'completed';
+      record.outcome = resolution.outcome;
+      delete record.error;
+      record.expiresAtMs = now + retentionMs;
+    } else {
+      this.records.delete(id);
+    }
+    this.notify(id, 'settled');
+    return { status: 'resolved' };
+  }
+
+  async forget(options: { readonly tenant: string }): Promise<number> {
+    this.assertOpen('forget');
+    let erased = 0;
+    for (const [id, record] of this.records) {
+      if (record.tenant === options.tenant) {
+        this.records.delete(id);
+        this.notify(id, 'settled');
+        erased += 1;
+      }
+    }
+    return erased;
+  }
+
+  async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    this.assertOpen('waitForSettle');
+    const id = recordId(ref);
+    const now = this.clock.now();
+    const record = this.live(id, now);
+    if (record === undefined || record.state !== 'in_progress') return Promise.resolve('settled');
+    if (record.leaseExpiresAtMs <= now) return Promise.resolve('lease_expired');
+    if (options.signal?.aborted) return Promise.reject(options.signal.reason);
+
+    return new Promise<WaitResult>((resolve, reject) => {
+      const untilLeaseMs = record.leaseExpiresAtMs - now;
+      const byLease = untilLeaseMs <= options.timeoutMs;
+      const timer = setTimeout(
+        () => finish(byLease ? 'lease_expired' : 'timeout'),
+        Math.min(untilLeaseMs, options.timeoutMs),
+      );
+      const onAbort = (): void => {
+        cleanup();
+        reject(options.signal?.reason);
+      };
+      const waiter: Waiter = { wake: (result) => finish(result) };
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        const set = this.waiters.get(id);
+        set?.delete(waiter);
+        if (set?.size === 0) this.waiters.delete(id);
+      };
+      const finish = (result: WaitResult): void => {
+        cleanup();
+        resolve(result);
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      let set = this.waiters.get(id);
+      if (set === undefined) {
+        set = new Set();
+        this.waiters.set(id, set);
+      }
+      set.add(waiter);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [id] of this.waiters) this.notify(id, 'settled');
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw new StoreUnavailableError(operation, 'the MemoryStore is closed');
+  }
+
+  /** The record if it exists and is within retention; removes it otherwise. */
+  private live(id: string, now: number): MutableRecord | undefined {
+    const record = this.records.get(id);
+    if (record === undefined) return undefined;
+    if (record.expiresAtMs <= now) {
+      this.records.delete(id);
+      return undefined;
+    }
+    return record;
+  }
+
+  private sweep(now: number): void {
+    for (let examined = 0; examined < SWEEP_PER_WRITE; examined++) {
+      this.sweepCursor ??= this.records.entries();
+      const next = this.sweepCursor.next();
+      if (next.done === true) {
+        this.sweepCursor = undefined;
+        return;
+      }
+      const [id, record] = next.value;
+      if (record.expiresAtMs <= now) this.records.delete(id);
+    }
+  }
+
+  private notify(id: string, result: WaitResult): void {
+    const set = this.waiters.get(id);
+    if (set === undefined) return;
+    for (const waiter of [...set]) waiter.wake(result);
+  }
+}
+
+function recordId(ref: RecordRef): string {
+  // NUL cannot appear in a hex key, so tenant and key never run together ambiguously.
+  return `${ref.key}\u0000${ref.tenant}`;
+}
+
+function isHolder(record: MutableRecord, holder: Holder): boolean {
+  return record.fence === holder.fence && record.owner === holder.owner;
+}
+
+function leaseExpiredError(record: MutableRecord): RecordedError {
+  return {
+    type: 'LeaseExpired',
+    message: `the holder of attempt ${record.attempt} (fence ${record.fence}) lost its lease before recording an outcome`,
+  };
+}
+
+function snapshot(record: MutableRecord): IdempotencyRecord {
+  return { ...record };
+}
