@@ -1,0 +1,86 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Longest schema or table name accepted, in UTF-8 bytes. PostgreSQL truncates identifiers to 63
+ * bytes; derived names (`<table>_migrations`, `<table>_notify_settle`, ...) append up to 15.
+ */
+export const maxIdentifierBytes = 48;
+
+/**
+ * Checks a schema or table name. Any character but NUL is allowed (names are always quoted),
+ * so `Tool Fence` and `a"b` work; an empty or over-long name is refused rather than silently
+ * truncated by PostgreSQL into a name that collides with another.
+ * @throws TypeError when the name cannot be used.
+ */
+export function validateIdentifier(kind: 'schema' | 'table', name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError(`PostgresStore: the ${kind} name must be a non-empty string`);
+  }
+  if (name.includes('\u0000')) {
+    throw new TypeError(`PostgresStore: the ${kind} name must not contain NUL`);
+  }
+  if (Buffer.byteLength(name, 'utf8') > maxIdentifierBytes) {
+    throw new TypeError(
+      `PostgresStore: the ${kind} name must be at most ${maxIdentifierBytes} bytes (UTF-8)`,
+    );
+  }
+  if (Buffer.from(name, 'utf8').toString('utf8') !== name) {
+    throw new TypeError(`PostgresStore: the ${kind} name must be well-formed Unicode`);
+  }
+  return name;
+}
+
+/** Quotes an identifier for SQL text: wrapped in double quotes, inner quotes doubled. */
+export function quoteIdentifier(name: string): string {
+  return '"' + name.replaceAll('"', '""') + '"';
+}
+
+/** Quotes a string literal for SQL text (standard_conforming_strings). */
+function quoteLiteral(value: string): string {
+  return "'" + value.replaceAll("'", "''") + "'";
+}
+
+/** Every name a store's SQL uses, quoted and ready to substitute into the templates. */
+export interface PostgresNames {
+  readonly schema: string;
+  readonly table: string;
+  /** Unquoted LISTEN/NOTIFY channel: `toolfence_` + 20 hex digits, a valid bare identifier. */
+  readonly channel: string;
+  /** Text whose hash keys the advisory lock ensureSchema() takes. */
+  readonly lockName: string;
+  /** Placeholder name → replacement, for {@link renderSql}. */
+  readonly placeholders: Readonly<Record<string, string>>;
+}
+
+/** Derives and quotes the names of one store's objects. */
+export function postgresNames(schema: string, table: string): PostgresNames {
+  const qualify = (name: string) => `${quoteIdentifier(schema)}.${quoteIdentifier(name)}`;
+  // One channel per records table; a digest keeps it short and free of characters that would
+  // need quoting, whatever the schema and table are called.
+  const channel = `toolfence_${createHash('sha256').update(`${schema}\u0000${table}`).digest('hex').slice(0, 20)}`;
+  return {
+    schema: quoteIdentifier(schema),
+    table: qualify(table),
+    channel,
+    lockName: `toolfence:${channel}`,
+    placeholders: {
+      schema: quoteIdentifier(schema),
+      table: qualify(table),
+      migrations_table: qualify(`${table}_migrations`),
+      expires_index: quoteIdentifier(`${table}_expires_at`),
+      notify_function: qualify(`${table}_notify_settle`),
+      notify_update_trigger: quoteIdentifier(`${table}_notify_update`),
+      notify_delete_trigger: quoteIdentifier(`${table}_notify_delete`),
+      channel: quoteLiteral(channel),
+    },
+  };
+}
+
+/** Replaces every `{{name}}` in a template; an unknown placeholder is a bug and throws. */
+export function renderSql(template: string, placeholders: Readonly<Record<string, string>>): string {
+  return template.replace(/\{\{([a-z_]+)\}\}/g, (match, name: string) => {
+    const value = placeholders[name];
+    if (value === undefined) throw new Error(`PostgresStore: unknown SQL placeholder ${match}`);
+    return value;
+  });
+}

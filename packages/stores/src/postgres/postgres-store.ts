@@ -1,0 +1,625 @@
+import { createHash } from 'node:crypto';
+import type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  MarkIndeterminateResult,
+  RecordedError,
+  RecordRef,
+  RecordState,
+  ReleaseResult,
+  RenewResult,
+  Resolution,
+  ResolveResult,
+  WaitOptions,
+  WaitResult,
+} from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core';
+import type { Pool, PoolClient } from 'pg';
+import { migrations, statements } from './generated-sql.js';
+import { type PostgresNames, postgresNames, renderSql, validateIdentifier } from './identifiers.js';
+import { toStoreError } from './postgres-errors.js';
+import { type PostgresListenConnection, SettleListener, type SettleWaiter } from './settle-listener.js';
+
+export type { PostgresListenConnection } from './settle-listener.js';
+
+/**
+ * Anything that runs a parameterised statement: pg's `Pool`, `Client` or `PoolClient`, or a
+ * wrapper of your own (tracing, retries). Only `rows` and `rowCount` of the result are read.
+ */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null }>;
+}
+
+/** Settings of opportunistic cleanup; see {@link PostgresStoreOptions.autoCleanup}. */
+export interface PostgresAutoCleanupOptions {
+  /** Run after this many claims. Default 1000. */
+  readonly everyClaims?: number;
+  /** ...or when this long has passed since the last run and there was a claim. Default 60000. */
+  readonly intervalMs?: number;
+  /** Rows deleted per run. Default 1000. */
+  readonly limit?: number;
+}
+
+export interface PostgresStoreOptions {
+  /**
+   * Where statements run. Every ownership decision is one statement, so any pool works,
+   * including PgBouncer in transaction mode. When this is a pg `Pool` (it has `connect()` and
+   * `totalCount`), the store also checks out clients from it: one for each `ensureSchema()`
+   * transaction, and one held for LISTEN (unless `listenClient` is given). Otherwise it must be
+   * a single connection (`Client`, `PoolClient`) for `ensureSchema()`, and waiters poll unless
+   * `listenClient` is given. The store never ends it.
+   */
+  readonly pool: Pool | PostgresQueryable;
+  /** Schema of the records table. Default `"toolfence"`. Any name; always quoted. */
+  readonly schema?: string;
+  /** Name of the records table. Default `"idempotency_records"`. Any name up to 48 bytes. */
+  readonly table?: string;
+  /**
+   * Opens the dedicated connection that LISTENs for settled records (one per store, opened on
+   * the first `waitForSettle`, closed by `close()`). Use it to LISTEN directly on the primary
+   * when `pool` goes through PgBouncer in transaction mode, where LISTEN does not work.
+   * Default: `pool.connect()` when `pool` is a pg `Pool`; otherwise waiters poll.
+   */
+  readonly listenClient?: () => Promise<PostgresListenConnection>;
+  /**
+   * Delete expired rows in the background every so many claims or so often (off the caller's
+   * path; at most one run at a time). `false` turns it off: then call `cleanup()` yourself.
+   */
+  readonly autoCleanup?: PostgresAutoCleanupOptions | false;
+  /** While LISTEN is unavailable, waiters poll starting at this period (doubling up to 2 s). Default 100. */
+  readonly pollIntervalMs?: number;
+  /** While LISTEN is active, waiters still re-read this often, in case a notification was lost. Default 5000. */
+  readonly safetyPollMs?: number;
+  /** Failures of background work (cleanup, the LISTEN connection). Default: ignored. */
+  readonly onBackgroundError?: (error: unknown) => void;
+}
+
+/** Result of {@link PostgresStore.ensureSchema}. */
+export interface EnsureSchemaResult {
+  /** Versions of the migrations this call applied (empty when the schema was up to date). */
+  readonly applied: readonly number[];
+}
+
+type Row = Record<string, unknown>;
+
+interface SessionClient extends PostgresQueryable {
+  release(destroy?: boolean | Error): void;
+}
+
+const maxPollIntervalMs = 2_000;
+
+/**
+ * An {@link IdempotencyStore} on PostgreSQL (node-postgres `pg`, an optional peer dependency).
+ *
+ * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
+ *   ONE SQL statement, correct under READ COMMITTED with concurrent callers: claims are an
+ *   `INSERT ... ON CONFLICT DO UPDATE` that locks the row and decides on its latest version;
+ *   holder operations lock the row with `SELECT ... FOR UPDATE` and change it in the same
+ *   statement. Leases are rows, not session locks, so a claim on one pooled connection and a
+ *   complete on another work, through PgBouncer in transaction mode too.
+ * - Deadlines come from the database clock (`statement_timestamp()`).
+ * - Round trips: a first call is 2 (claim, complete), a repeat 1, a takeover 1.
+ * - Expired rows are treated as absent and deleted by {@link cleanup} in bounded batches.
+ * - {@link waitForSettle} LISTENs on one shared connection per store, with polling as fallback.
+ *
+ * Create the table first with {@link ensureSchema}.
+ *
+ * ```ts
+ * import pg from 'pg';
+ * import { PostgresStore } from '@toolfence/stores/postgres';
+ * const store = new PostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await store.ensureSchema();
+ * ```
+ */
+export class PostgresStore implements IdempotencyStore {
+  readonly specificationVersion = 'v1' as const;
+  private readonly pool: Pool | PostgresQueryable;
+  private readonly names: PostgresNames;
+  private readonly sql: { readonly [K in keyof typeof statements]: string };
+  private readonly listener: SettleListener;
+  private readonly autoCleanup: Required<PostgresAutoCleanupOptions> | undefined;
+  private readonly pollIntervalMs: number;
+  private readonly safetyPollMs: number;
+  private readonly onBackgroundError: (error: unknown) => void;
+  private claimsSinceCleanup = 0;
+  private lastCleanupAtMs = Date.now();
+  private backgroundCleanup: Promise<void> | undefined;
+  private isClosed = false;
+
+  /** @throws TypeError when `pool` has no `query` or a schema/table name cannot be used. */
+  constructor(options: PostgresStoreOptions) {
+    if (typeof options?.pool?.query !== 'function') {
+      throw new TypeError(
+        'PostgresStore: `pool` must have a query(text, values) method (a pg Pool or Client)',
+      );
+    }
+    this.pool = options.pool;
+    const schema = validateIdentifier('schema', options.schema ?? 'toolfence');
+    const table = validateIdentifier('table', options.table ?? 'idempotency_records');
+    this.names = postgresNames(schema, table);
+    this.sql = Object.fromEntries(
+      Object.entries(statements).map(([name, text]) => [name, renderSql(text, this.names.placeholders)]),
+    ) as { [K in keyof typeof statements]: string };
+    this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.autoCleanup =
+      options.autoCleanup === false
+        ? undefined
+        : {
+            everyClaims: options.autoCleanup?.everyClaims ?? 1000,
+            intervalMs: options.autoCleanup?.intervalMs ?? 60_000,
+            limit: options.autoCleanup?.limit ?? 1000,
+          };
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.safetyPollMs = options.safetyPollMs ?? 5_000;
+    const pool = this.pool;
+    const openListenConnection =
+      options.listenClient ??
+      (isPgPool(pool) ? () => pool.connect() as Promise<PostgresListenConnection> : undefined);
+    this.listener = new SettleListener(openListenConnection, this.names.channel, (error) =>
+      this.onBackgroundError(error),
+    );
+  }
+
+  /** The quoted, schema-qualified name of the records table, e.g. `"toolfence"."idempotency_records"`. */
+  get tableName(): string {
+    return this.names.table;
+  }
+
+  /** The NOTIFY channel of this store's table. */
+  get channel(): string {
+    return this.names.channel;
+  }
+
+  /**
+   * Creates or upgrades the schema: applies, in order, every migration not yet recorded in the
+   * `<table>_migrations` table, in one transaction that holds a transaction-scoped advisory lock
+   * (`pg_advisory_xact_lock`), so any number of processes may call it at once: one applies, the
+   * others wait and find nothing to do. Idempotent. Needs CREATE on the database (to create the
+   * schema) or on the schema when it exists.
+   * @throws StoreUnavailableError when the database cannot be reached.
+   */
+  async ensureSchema(): Promise<EnsureSchemaResult> {
+    this.assertOpen('ensureSchema');
+    const pool = this.pool;
+    let session: PostgresQueryable;
+    let client: SessionClient | undefined;
+    try {
+      if (isPgPool(pool)) {
+        client = (await pool.connect()) as unknown as SessionClient;
+        session = client;
+      } else {
+        session = pool;
+      }
+    } catch (error) {
+      throw toStoreError('ensureSchema', error, this.names.table);
+    }
+    let broken: unknown;
+    try {
+      await session.query('BEGIN');
+      try {
+        await session.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [this.names.lockName]);
+        const schemaExists = await session.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [
+          unquotedSchema(this.names),
+        ]);
+        // Only when missing: CREATE SCHEMA IF NOT EXISTS would need CREATE on the database even
+        // when the schema is there.
+        if (schemaExists.rows.length === 0) await session.query(`CREATE SCHEMA ${this.names.schema}`);
+        await session.query(renderSql(statements.ensureMigrationsTable, this.names.placeholders));
+        const done = await session.query(
+          `SELECT version FROM ${this.names.placeholders.migrations_table} ORDER BY version`,
+        );
+        const appliedBefore = new Set((done.rows as Row[]).map((row) => Number(row.version)));
+        const applied: number[] = [];
+        for (const migration of migrations) {
+          if (appliedBefore.has(migration.version)) continue;
+          await session.query(renderSql(migration.text, this.names.placeholders));
+          await session.query(
+            `INSERT INTO ${this.names.placeholders.migrations_table} (version, name) VALUES ($1, $2)`,
+            [migration.version, migration.name],
+          );
+          applied.push(migration.version);
+        }
+        await session.query('COMMIT');
+        return { applied };
+      } catch (error) {
+        await session.query('ROLLBACK').catch((rollbackError: unknown) => {
+          broken = rollbackError;
+        });
+        throw error;
+      }
+    } catch (error) {
+      broken ??= isConnectionLevel(error) ? error : undefined;
+      throw toStoreError('ensureSchema', error, this.names.table);
+    } finally {
+      client?.release(broken === undefined ? undefined : true);
+    }
+  }
+
+  /** {@inheritDoc IdempotencyStore.claim} */
+  async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    checkDuration('leaseMs', options.leaseMs, false);
+    checkDuration('retentionMs', options.retentionMs, true);
+    if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
+      throw new RangeError('PostgresStore.claim: maxAttempts must be an integer >= 1');
+    }
+    const row = await this.queryOne('claim', this.sql.claim, [
+      ref.tenant,
+      ref.key,
+      options.tool,
+      options.fingerprint,
+      options.owner,
+      options.leaseMs,
+      options.retentionMs,
+      options.mode,
+      options.maxAttempts,
+      options.checkFingerprint,
+    ]);
+    this.afterClaim();
+    if (row === undefined)
+      throw new StoreUnavailableError('claim', 'PostgreSQL returned no row for the claim');
+    if (row.acquired === true) {
+      const attempt = Number(row.attempt);
+      return {
+        status: 'acquired',
+        fence: Number(row.fence),
+        attempt,
+        leaseExpiresAtMs: Number(row.lease_expires_at_ms),
+        takeover: attempt > 1,
+      };
+    }
+    const record = toRecord(row);
+    if (
+      record.tool !== options.tool ||
+      (options.checkFingerprint && record.fingerprint !== options.fingerprint)
+    ) {
+      return { status: 'conflict', record };
+    }
+    switch (record.state) {
+      case 'completed':
+        return { status: 'completed', record };
+      case 'indeterminate':
+        return { status: 'indeterminate', record };
+      case 'abandoned':
+        return { status: 'abandoned', record };
+      case 'in_progress':
+        return { status: 'busy', record, nowMs: Number(row.now_ms) };
+    }
+  }
+
+  /** {@inheritDoc IdempotencyStore.renew} */
+  async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    checkDuration('leaseMs', leaseMs, false);
+    const row = await this.queryOne('renew', this.sql.renew, [
+      ref.tenant,
+      ref.key,
+      holder.fence,
+      holder.owner,
+      leaseMs,
+    ]);
+    if (row === undefined) return { status: 'lost', reason: 'not_found' };
+    if (row.renewed_lease_ms !== null && row.renewed_lease_ms !== undefined) {
+      return { status: 'renewed', leaseExpiresAtMs: Number(row.renewed_lease_ms) };
+    }
+    if (Number(row.fence) !== holder.fence || row.owner !== holder.owner) {
+      return { status: 'lost', reason: 'stale' };
+    }
+    return { status: 'lost', reason: 'settled' };
+  }
+
+  /** {@inheritDoc IdempotencyStore.complete} */
+  async complete(
+    ref: RecordRef,
+    holder: Holder,
+    outcome: string,
+    retentionMs: number,
+  ): Promise<CompleteResult> {
+    checkDuration('retentionMs', retentionMs, true);
+    const row = await this.queryOne('complete', this.sql.complete, [
+      ref.tenant,
+      ref.key,
+      holder.fence,
+      holder.owner,
+      outcome,
+      retentionMs,
+    ]);
+    if (row === undefined) return { status: 'not_found' };
+    return row.changed === true ? { status: 'completed' } : { status: 'stale', record: toRecord(row) };
+  }
+
+  /** {@inheritDoc IdempotencyStore.release} */
+  async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    const row = await this.queryOne('release', this.sql.release, [
+      ref.tenant,
+      ref.key,
+      holder.fence,
+      holder.owner,
+    ]);
+    if (row === undefined) return { status: 'not_found' };
+    return row.changed === true ? { status: 'released' } : { status: 'stale', record: toRecord(row) };
+  }
+
+  /** {@inheritDoc IdempotencyStore.markIndeterminate} */
+  async markIndeterminate(
+    ref: RecordRef,
+    holder: Holder,
+    error: RecordedError,
+    retentionMs: number,
+  ): Promise<MarkIndeterminateResult> {
+    checkDuration('retentionMs', retentionMs, true);
+    const row = await this.queryOne('markIndeterminate', this.sql.markIndeterminate, [
+      ref.tenant,
+      ref.key,
+      holder.fence,
+      holder.owner,
+      error.type,
+      error.message,
+      retentionMs,
+    ]);
+    if (row === undefined) return { status: 'not_found' };
+    return row.changed === true ? { status: 'marked' } : { status: 'stale', record: toRecord(row) };
+  }
+
+  /** {@inheritDoc IdempotencyStore.get} */
+  async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    const row = await this.queryOne('get', this.sql.get, [ref.tenant, ref.key]);
+    return row === undefined ? null : toRecord(row);
+  }
+
+  /** {@inheritDoc IdempotencyStore.resolve} */
+  async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    let row: Row | undefined;
+    if ('outcome' in resolution) {
+      checkDuration('retentionMs', retentionMs, true);
+      row = await this.queryOne('resolve', this.sql.resolveCompleted, [
+        ref.tenant,
+        ref.key,
+        resolution.outcome,
+        retentionMs,
+      ]);
+    } else {
+      row = await this.queryOne('resolve', this.sql.resolveReleased, [ref.tenant, ref.key]);
+    }
+    if (row === undefined) return { status: 'not_found' };
+    return row.changed === true
+      ? { status: 'resolved' }
+      : { status: 'not_resolvable', record: toRecord(row) };
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.forget}
+   * Rows of the tenant past retention are deleted too but not counted.
+   */
+  async forget(options: { readonly tenant: string }): Promise<number> {
+    const row = await this.queryOne('forget', this.sql.forget, [options.tenant]);
+    return Number(row?.erased ?? 0);
+  }
+
+  /**
+   * Deletes at most `limit` rows (default 1000) past their retention deadline, in one bounded
+   * statement, and returns how many it deleted. Call it in a loop until it returns less than
+   * `limit` to drain a backlog. Expired rows are already ignored by every other operation; this
+   * only reclaims space. Also run in the background, see {@link PostgresStoreOptions.autoCleanup}.
+   * @throws StoreUnavailableError
+   */
+  async cleanup(options: { readonly limit?: number } = {}): Promise<number> {
+    const limit = options.limit ?? 1000;
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError('PostgresStore.cleanup: limit must be an integer >= 1');
+    }
+    const result = await this.query('cleanup', this.sql.cleanup, [limit]);
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.waitForSettle}
+   *
+   * LISTENs (on the store's one shared connection) before reading the record, so a settle
+   * between the read and the wait is not missed; wakes at the lease deadline as the database
+   * clock counts it; polls while LISTEN is unavailable. A notification is taken as settled
+   * without a re-read: at worst the caller claims again and is told the key is busy.
+   * Rejects with `signal.reason` when `signal` aborts.
+   */
+  async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    this.assertOpen('waitForSettle');
+    if (options.signal?.aborted) throw options.signal.reason;
+    const digest = recordDigest(ref);
+    return new Promise<WaitResult>((resolve, reject) => {
+      let finished = false;
+      let started = false;
+      let checking = false;
+      let recheck = false;
+      let leaseDueAtMs = Number.POSITIVE_INFINITY;
+      let pollMs = this.pollIntervalMs;
+      let checkTimer: NodeJS.Timeout | undefined;
+
+      const end = (): boolean => {
+        if (finished) return false;
+        finished = true;
+        clearTimeout(checkTimer);
+        clearTimeout(timeoutTimer);
+        options.signal?.removeEventListener('abort', onAbort);
+        remove();
+        return true;
+      };
+      const finish = (result: WaitResult): void => {
+        if (end()) resolve(result);
+      };
+      const fail = (error: unknown): void => {
+        if (end()) reject(error);
+      };
+      const onAbort = (): void => fail(options.signal?.reason);
+
+      const schedule = (): void => {
+        if (finished) return;
+        clearTimeout(checkTimer);
+        let periodMs: number;
+        if (this.listener.listening) {
+          periodMs = this.safetyPollMs;
+        } else {
+          periodMs = pollMs;
+          pollMs = Math.min(pollMs * 2, maxPollIntervalMs);
+        }
+        // +1: the lease is judged on the database clock; be just past it when re-reading.
+        const delayMs = Math.max(0, Math.min(periodMs, leaseDueAtMs - Date.now() + 1));
+        checkTimer = setTimeout(() => void check(), delayMs);
+      };
+
+      const check = async (): Promise<void> => {
+        if (finished) return;
+        if (checking) {
+          recheck = true;
+          return;
+        }
+        started = true;
+        checking = true;
+        clearTimeout(checkTimer);
+        try {
+          const row = await this.queryOne('waitForSettle', this.sql.readLease, [ref.tenant, ref.key]);
+          if (row === undefined || row.state !== 'in_progress') return finish('settled');
+          const remainingMs = Number(row.lease_expires_at_ms) - Number(row.now_ms);
+          if (remainingMs <= 0) return finish('lease_expired');
+          leaseDueAtMs = Date.now() + remainingMs;
+          schedule();
+        } catch (error) {
+          fail(error);
+        } finally {
+          checking = false;
+          if (recheck && !finished) {
+            recheck = false;
+            void check();
+          }
+        }
+      };
+
+      const waiter: SettleWaiter = {
+        notified: () => finish('settled'),
+        restored: () => {
+          if (started) void check();
+        },
+        lost: () => {
+          pollMs = this.pollIntervalMs;
+          schedule();
+        },
+        closed: () => finish('settled'),
+      };
+      const remove = this.listener.add(digest, waiter);
+      const timeoutTimer = setTimeout(() => finish('timeout'), options.timeoutMs);
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      // LISTEN first, then read: a settle committed after the read is then always notified.
+      void this.listener.ensureListening().then(() => check());
+    });
+  }
+
+  /**
+   * Closes what the store opened: the LISTEN connection (pending waiters resolve `settled`) and
+   * waits for a background cleanup in flight. The pool is the caller's and is left open.
+   * Afterwards every operation throws `StoreUnavailableError`.
+   */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    await this.listener.close();
+    await this.backgroundCleanup;
+  }
+
+  /** Connections opened for LISTEN so far (one per store unless it had to reconnect). */
+  get listenConnectionsOpened(): number {
+    return this.listener.connectionsOpened;
+  }
+
+  private afterClaim(): void {
+    const settings = this.autoCleanup;
+    if (settings === undefined || this.backgroundCleanup !== undefined || this.isClosed) return;
+    this.claimsSinceCleanup += 1;
+    const due =
+      this.claimsSinceCleanup >= settings.everyClaims ||
+      Date.now() - this.lastCleanupAtMs >= settings.intervalMs;
+    if (!due) return;
+    this.claimsSinceCleanup = 0;
+    this.lastCleanupAtMs = Date.now();
+    this.backgroundCleanup = this.cleanup({ limit: settings.limit })
+      .then(
+        () => undefined,
+        (error: unknown) => this.onBackgroundError(error),
+      )
+      .finally(() => {
+        this.backgroundCleanup = undefined;
+      });
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.isClosed) throw new StoreUnavailableError(operation, 'the PostgresStore is closed');
+  }
+
+  private async query(operation: string, text: string, values: unknown[]) {
+    this.assertOpen(operation);
+    try {
+      return await this.pool.query(text, values);
+    } catch (error) {
+      throw toStoreError(operation, error, this.names.table);
+    }
+  }
+
+  private async queryOne(operation: string, text: string, values: unknown[]): Promise<Row | undefined> {
+    const result = await this.query(operation, text, values);
+    return result.rows[0] as Row | undefined;
+  }
+}
+
+function isPgPool(pool: unknown): pool is Pick<Pool, 'connect'> {
+  return (
+    typeof (pool as Partial<Pool>).connect === 'function' &&
+    typeof (pool as Partial<PoolClient>).release !== 'function' &&
+    typeof pool === 'object' &&
+    pool !== null &&
+    'totalCount' in pool
+  );
+}
+
+function isConnectionLevel(error: unknown): boolean {
+  return StoreUnavailableError.isInstance(toStoreError('ensureSchema', error, ''));
+}
+
+function unquotedSchema(names: PostgresNames): string {
+  return names.schema.slice(1, -1).replaceAll('""', '"');
+}
+
+/** Same digest the NOTIFY trigger sends: SHA-256 of UTF-8 tenant, a NUL byte, UTF-8 key. */
+function recordDigest(ref: RecordRef): string {
+  return createHash('sha256')
+    .update(Buffer.from(ref.tenant, 'utf8'))
+    .update(Buffer.from([0]))
+    .update(Buffer.from(ref.key, 'utf8'))
+    .digest('hex');
+}
+
+function checkDuration(name: string, value: number, zeroAllowed: boolean): void {
+  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) {
+    throw new RangeError(
+      `PostgresStore: ${name} must be a finite number ${zeroAllowed ? '>= 0' : '> 0'} (milliseconds), got ${value}`,
+    );
+  }
+}
+
+function toRecord(row: Row): IdempotencyRecord {
+  const record: { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } = {
+    key: String(row.key),
+    tenant: String(row.tenant),
+    tool: String(row.tool),
+    fingerprint: String(row.fingerprint),
+    state: row.state as RecordState,
+    fence: Number(row.fence),
+    attempt: Number(row.attempt),
+    owner: String(row.owner),
+    leaseExpiresAtMs: Number(row.lease_expires_at_ms),
+    expiresAtMs: Number(row.expires_at_ms),
+  };
+  if (row.outcome !== null && row.outcome !== undefined) record.outcome = String(row.outcome);
+  if (row.error_type !== null && row.error_type !== undefined) {
+    record.error = { type: String(row.error_type), message: String(row.error_message ?? '') };
+  }
+  return record;
+}

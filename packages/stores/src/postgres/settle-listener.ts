@@ -1,0 +1,176 @@
+/**
+ * One LISTEN connection per store, shared by every waiter of that store. Internal.
+ *
+ * The connection is opened lazily by the first waiter, LISTENs on the store's channel and
+ * dispatches each notification (payload = digest of tenant and key) to the waiters of that
+ * record. When it fails or ends, waiters fall back to polling and it is reopened with backoff;
+ * once it listens again every waiter re-reads its record, because notifications sent while it
+ * was down are lost.
+ */
+
+/** A dedicated connection that can LISTEN: pg's `Client` or `PoolClient`. */
+export interface PostgresListenConnection {
+  query(text: string): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  /** PoolClient: called with `true` so the pool destroys the connection instead of reusing it. */
+  release?(destroy?: boolean | Error): void;
+  /** Client: closed with `end()` when it has no `release`. */
+  end?(): Promise<void>;
+}
+
+/** What the listener tells one waiter. */
+export interface SettleWaiter {
+  /** A notification arrived for the waiter's record: it left in_progress or was deleted. */
+  notified(): void;
+  /** LISTEN is active again after a gap: re-read, a notification may have been missed. */
+  restored(): void;
+  /** LISTEN was lost: poll until it is restored. */
+  lost(): void;
+  /** The store is closing. */
+  closed(): void;
+}
+
+const firstReconnectDelayMs = 100;
+const maxReconnectDelayMs = 5_000;
+
+export class SettleListener {
+  private readonly waiters = new Map<string, Set<SettleWaiter>>();
+  private connection: PostgresListenConnection | undefined;
+  private connecting: Promise<boolean> | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectDelayMs = firstReconnectDelayMs;
+  private isClosed = false;
+  /** Connections opened so far (for diagnostics and tests). */
+  connectionsOpened = 0;
+
+  constructor(
+    private readonly openConnection: (() => Promise<PostgresListenConnection>) | undefined,
+    private readonly channel: string,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** True while LISTEN is active, so waiters only need a slow safety poll. */
+  get listening(): boolean {
+    return this.connection !== undefined;
+  }
+
+  /** Registers a waiter for the record with this digest; returns its removal. */
+  add(digest: string, waiter: SettleWaiter): () => void {
+    let set = this.waiters.get(digest);
+    if (set === undefined) {
+      set = new Set();
+      this.waiters.set(digest, set);
+    }
+    set.add(waiter);
+    return () => {
+      const current = this.waiters.get(digest);
+      current?.delete(waiter);
+      if (current?.size === 0) this.waiters.delete(digest);
+    };
+  }
+
+  /**
+   * Resolves true once LISTEN is active on the shared connection (opening it if needed), false
+   * when it cannot be (no way to get a dedicated connection, or opening failed: then a reconnect
+   * is scheduled and waiters poll). Never rejects.
+   */
+  ensureListening(): Promise<boolean> {
+    if (this.isClosed || this.openConnection === undefined) return Promise.resolve(false);
+    if (this.connection !== undefined) return Promise.resolve(true);
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  /** Wakes every waiter with `closed` and releases the connection. */
+  async close(): Promise<void> {
+    this.isClosed = true;
+    clearTimeout(this.reconnectTimer);
+    for (const waiter of this.allWaiters()) waiter.closed();
+    this.waiters.clear();
+    await this.connecting;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection !== undefined) await dispose(connection);
+  }
+
+  private async connect(): Promise<boolean> {
+    let connection: PostgresListenConnection | undefined;
+    try {
+      connection = await this.openConnection!();
+      this.connectionsOpened += 1;
+      const opened = connection;
+      opened.on('error', (error) => this.lose(opened, error));
+      opened.on('end', () => this.lose(opened, undefined));
+      opened.on('notification', (message) => {
+        if (message.channel === this.channel && message.payload !== undefined) this.dispatch(message.payload);
+      });
+      // The channel is `toolfence_` + hex digits: a valid bare identifier, quoted anyway.
+      await opened.query(`LISTEN "${this.channel}"`);
+      if (this.isClosed) {
+        await dispose(opened);
+        return false;
+      }
+      this.connection = opened;
+      this.reconnectDelayMs = firstReconnectDelayMs;
+      return true;
+    } catch (error) {
+      if (connection !== undefined) await dispose(connection);
+      this.onError(error);
+      this.scheduleReconnect();
+      return false;
+    }
+  }
+
+  private lose(connection: PostgresListenConnection, error: Error | undefined): void {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    void dispose(connection);
+    if (error !== undefined) this.onError(error);
+    if (this.isClosed) return;
+    for (const waiter of this.allWaiters()) waiter.lost();
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.isClosed || this.reconnectTimer !== undefined || this.waiters.size === 0) return;
+    const delayMs = this.reconnectDelayMs;
+    this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, maxReconnectDelayMs);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.ensureListening().then((listening) => {
+        if (listening) for (const waiter of this.allWaiters()) waiter.restored();
+      });
+    }, delayMs);
+    this.reconnectTimer.unref();
+  }
+
+  private dispatch(digest: string): void {
+    const set = this.waiters.get(digest);
+    if (set === undefined) return;
+    for (const waiter of [...set]) waiter.notified();
+  }
+
+  private allWaiters(): SettleWaiter[] {
+    return [...this.waiters.values()].flatMap((set) => [...set]);
+  }
+}
+
+const disposed = new WeakSet<PostgresListenConnection>();
+
+/** Closes a listen connection once. A pooled one is destroyed, never returned LISTENing. */
+async function dispose(connection: PostgresListenConnection): Promise<void> {
+  if (disposed.has(connection)) return;
+  disposed.add(connection);
+  // Late socket errors must not become unhandled 'error' events.
+  connection.on('error', () => undefined);
+  try {
+    if (typeof connection.release === 'function') connection.release(true);
+    else await connection.end?.();
+  } catch {
+    // Already closed: nothing left to release.
+  }
+}

@@ -1,0 +1,31 @@
+-- resolve-completed: an operator states the outcome of an indeterminate or abandoned record.
+-- $1 tenant, $2 key, $3 outcome, $4 retention ms.
+-- Returns no row when the record is absent (or past retention); otherwise one row: the record
+-- as it was before this statement and `changed`.
+-- Same lock-then-update shape as renew.sql (see there).
+WITH current AS (
+  SELECT *
+  FROM {{table}}
+  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
+  FOR UPDATE
+), resolved AS (
+  UPDATE {{table}} AS record
+  SET
+    state = 'completed',
+    outcome = $3,
+    error_type = NULL,
+    error_message = NULL,
+    expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond'
+  FROM current
+  WHERE record.tenant = current.tenant AND record.key = current.key
+    AND current.state IN ('indeterminate', 'abandoned')
+  RETURNING 1
+)
+SELECT
+  EXISTS (SELECT 1 FROM resolved) AS changed,
+  current.tenant, current.key, current.tool, current.fingerprint, current.state,
+  current.fence, current.attempt, current.owner,
+  floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
+  floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
+  current.outcome, current.error_type, current.error_message
+FROM current;

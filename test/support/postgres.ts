@@ -1,0 +1,59 @@
+/**
+ * PostgreSQL for tests: `DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test), one
+ * schema per test file (dropped after). A missing server FAILS the tests, naming the command
+ * that starts it: a store test that silently skips proves nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const postgresStartCommand =
+  'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
+
+/** Throws (failing the test) when PostgreSQL at `databaseUrl` does not answer. */
+export async function requirePostgres(): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
+        `Start it with: ${postgresStartCommand}  (or set DATABASE_URL)`,
+      { cause: error },
+    );
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A fresh schema name for one test file: `tf_<label>_<random>`. */
+export function uniqueSchemaName(label: string): string {
+  return `tf_${label}_${randomBytes(4).toString('hex')}`;
+}
+
+export function createPool(options: pg.PoolConfig = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: databaseUrl, ...options });
+  // An idle client's error (e.g. a test terminating backends) must not crash the run.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+/** Drops a schema and everything in it (idempotent). */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A pool that can never connect (nothing listens on port 1), for "store is down" tests. */
+export function createUnreachablePool(): pg.Pool {
+  const url = new URL(databaseUrl);
+  url.hostname = '127.0.0.1';
+  url.port = '1';
+  return createPool({ connectionString: url.toString(), connectionTimeoutMillis: 2_000 });
+}
