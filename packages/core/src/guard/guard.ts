@@ -143,6 +143,10 @@ export class Guard {
    * and whatever the body throws (IDEMPOTENT, or EFFECTFUL with a no-effect error).
    */
   async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
+    if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
+    if (call === null || typeof call !== 'object' || typeof call.tool !== 'string' || call.tool === '') {
+      throw new TypeError('guard.run needs a call with a non-empty tool name');
+    }
     const policy = this.policyOf(call.policy, call.tool);
     if (policy.kind === Idempotency.READ_ONLY) return await body(readOnlyContext(call, this.tenant));
 
@@ -202,8 +206,10 @@ export class Guard {
           waitingEmitted = true;
           this.emit('tool.waiting', state, claim.record);
         }
-        await this.storeCall('waitForSettle', () =>
-          this.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
+        await this.storeCall(
+          'waitForSettle',
+          () => this.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
+          call.signal,
         );
         continue;
       }
@@ -524,12 +530,13 @@ export class Guard {
     }
   }
 
-  private async storeCall<R>(operation: string, fn: () => Promise<R>): Promise<R> {
+  private async storeCall<R>(operation: string, fn: () => Promise<R>, signal?: AbortSignal): Promise<R> {
     try {
       return await fn();
     } catch (error) {
       if (ToolfenceError.isInstance(error)) throw error;
-      if (error instanceof Error && error.name === 'AbortError') throw error;
+      // The caller's own cancellation is not a store failure.
+      if (signal?.aborted === true && error === signal.reason) throw error;
       throw new StoreUnavailableError(operation, error instanceof Error ? error.message : String(error), {
         cause: error,
       });

@@ -1,0 +1,505 @@
+import { describe, expect, it } from 'vitest';
+import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
+import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
+import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
+import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import { PolicyError } from '../errors/policy-error.js';
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
+import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { MemoryStore } from '../store/memory-store.js';
+import { currentToolCall } from './call-context.js';
+import { Guard } from './guard.js';
+import type { GuardEvent } from './guard-events.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const effectful: IdempotencyPolicy = { kind: Idempotency.EFFECTFUL };
+const idempotent: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT };
+
+function setup(options: { store?: IdempotencyStore } = {}) {
+  const store = options.store ?? new MemoryStore();
+  const events: GuardEvent[] = [];
+  const guard = new Guard({ store, tenant: 'acme', onEvent: (event) => events.push(event) });
+  const types = () => events.map((event) => event.type);
+  return { store, guard, events, types };
+}
+
+const call = (args: Record<string, unknown>, policy: IdempotencyPolicy = effectful, extra = {}) => ({
+  tool: 'refund',
+  arguments: args,
+  runId: 'run-1',
+  policy,
+  ...extra,
+});
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => new Error('expected a rejection'),
+    (error: unknown) => error,
+  );
+}
+
+describe('Guard', () => {
+  it('runs a first call once and replays the recorded outcome without entering the body', async () => {
+    const { guard, types, events } = setup();
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      return { refundId: 'r-1', amount: 30 };
+    };
+    expect(await guard.run(call({ orderId: 'A-100', amount: 30 }), body)).toEqual({
+      refundId: 'r-1',
+      amount: 30,
+    });
+    expect(await guard.run(call({ amount: 30, orderId: 'A-100' }), body)).toEqual({
+      refundId: 'r-1',
+      amount: 30,
+    });
+    expect(executions).toBe(1);
+    expect(types()).toEqual(['tool.started', 'tool.completed', 'tool.deduplicated']);
+    expect(events[0]).toMatchObject({ tool: 'refund', tenant: 'acme', runId: 'run-1', attempt: 1, fence: 1 });
+    expect(events[0]?.key).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('READ_ONLY runs the body every time and records nothing', async () => {
+    const { guard, store, types } = setup();
+    let executions = 0;
+    const policy = { kind: Idempotency.READ_ONLY };
+    for (let i = 0; i < 3; i++) await guard.run(call({ q: 1 }, policy), () => ++executions);
+    expect(executions).toBe(3);
+    expect(types()).toEqual([]);
+    expect((store as MemoryStore).size).toBe(0);
+  });
+
+  it('gives the body its context through currentToolCall()', async () => {
+    const { guard } = setup();
+    const seen = await guard.run(call({ orderId: 'A-1' }, effectful, { callId: 'call-9' }), async () => {
+      await sleep(1);
+      const context = currentToolCall();
+      return { ...context, signal: context?.signal.aborted };
+    });
+    expect(seen).toMatchObject({
+      attempt: 1,
+      fence: 1,
+      tenant: 'acme',
+      runId: 'run-1',
+      callId: 'call-9',
+      tool: 'refund',
+      signal: false,
+    });
+    expect((seen as { idempotencyKey: string }).idempotencyKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(currentToolCall()).toBeUndefined();
+  });
+
+  it('200 concurrent identical EFFECTFUL calls run the body once and all get the same result', async () => {
+    const { guard, types } = setup();
+    let executions = 0;
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        guard.run(call({ orderId: 'A-200' }), async () => {
+          executions += 1;
+          await sleep(50);
+          return { refundId: `r-${executions}` };
+        }),
+      ),
+    );
+    expect(executions).toBe(1);
+    expect(new Set(results.map((r) => JSON.stringify(r)))).toEqual(new Set(['{"refundId":"r-1"}']));
+    expect(types().filter((t) => t === 'tool.deduplicated')).toHaveLength(199);
+    expect(types().filter((t) => t === 'tool.waiting')).toHaveLength(199);
+  });
+
+  it('EFFECTFUL failure: claim kept as indeterminate, never re-run', async () => {
+    const { guard, store, types } = setup();
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      throw Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    };
+    const first = await rejection(guard.run(call({ orderId: 'A-1' }), body));
+    expect(IndeterminateOutcomeError.isInstance(first)).toBe(true);
+    expect(first).toMatchObject({ reasonType: 'ECONNRESET', attempt: 1, fence: 1, tool: 'refund' });
+    expect((first as Error).cause).toMatchObject({ code: 'ECONNRESET' });
+    const second = await rejection(guard.run(call({ orderId: 'A-1' }), body));
+    expect(IndeterminateOutcomeError.isInstance(second)).toBe(true);
+    expect(executions).toBe(1);
+    const key = (first as IndeterminateOutcomeError).key;
+    expect(await store.get({ tenant: 'acme', key })).toMatchObject({
+      state: 'indeterminate',
+      error: { type: 'ECONNRESET', message: 'socket hang up' },
+    });
+    expect(types()).toEqual(['tool.started', 'tool.indeterminate', 'tool.indeterminate']);
+  });
+
+  it('EFFECTFUL no-effect error releases the claim so the call may run again', async () => {
+    const { guard } = setup();
+    class ValidationRefused extends Error {
+      override name = 'ValidationRefused';
+    }
+    const policy: IdempotencyPolicy = {
+      kind: Idempotency.EFFECTFUL,
+      isNoEffectError: (error) => error instanceof ValidationRefused,
+    };
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      if (executions === 1) throw new ValidationRefused('amount too large');
+      return 'ok';
+    };
+    const error = await rejection(guard.run(call({ orderId: 'A-1' }, policy), body));
+    expect(error).toBeInstanceOf(ValidationRefused);
+    expect(await guard.run(call({ orderId: 'A-1' }, policy), body)).toBe('ok');
+    expect(executions).toBe(2);
+  });
+
+  it('an isNoEffectError that throws is treated as "may have happened"', async () => {
+    const { guard } = setup();
+    const policy: IdempotencyPolicy = {
+      kind: Idempotency.EFFECTFUL,
+      isNoEffectError: () => {
+        throw new Error('predicate bug');
+      },
+    };
+    const error = await rejection(guard.run(call({ a: 1 }, policy), () => Promise.reject(new Error('x'))));
+    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
+  });
+
+  it('IDEMPOTENT failure: claim released, error rethrown, the next call runs', async () => {
+    const { guard, types } = setup();
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      if (executions === 1) throw new TypeError('flaky');
+      return executions;
+    };
+    expect(await rejection(guard.run(call({ id: 1 }, idempotent), body))).toBeInstanceOf(TypeError);
+    expect(await guard.run(call({ id: 1 }, idempotent), body)).toBe(2);
+    expect(types()).toEqual(['tool.started', 'tool.failed', 'tool.started', 'tool.completed']);
+  });
+
+  it('a missing key argument fails closed: KeyDerivationError, body not run, nothing claimed', async () => {
+    const { guard, store } = setup();
+    let executions = 0;
+    const policy = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] };
+    for (const args of [{}, { orderId: undefined }]) {
+      const error = await rejection(guard.run(call(args, policy), () => ++executions));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ argument: 'orderId' });
+    }
+    expect(executions).toBe(0);
+    expect((store as MemoryStore).size).toBe(0);
+  });
+
+  it('an invalid policy is a PolicyError before anything is claimed', async () => {
+    const { guard, store } = setup();
+    const bad = { kind: Idempotency.EFFECTFUL, leaseMs: 1000, heartbeatMs: 1000 };
+    const error = await rejection(guard.run(call({ a: 1 }, bad), () => 1));
+    expect(PolicyError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ field: 'heartbeatMs' });
+    expect((store as MemoryStore).size).toBe(0);
+    expect(() =>
+      guard.checkPolicy(
+        { kind: Idempotency.EFFECTFUL, keyArguments: ['nope'] },
+        {
+          tool: 'refund',
+          parameterNames: ['orderId'],
+        },
+      ),
+    ).toThrow(/not a parameter/);
+  });
+
+  it('an unreachable store fails closed with StoreUnavailableError, body not run', async () => {
+    const store = new MemoryStore();
+    await store.close();
+    const { guard } = setup({ store });
+    let executions = 0;
+    const error = await rejection(guard.run(call({ a: 1 }), () => ++executions));
+    expect(StoreUnavailableError.isInstance(error)).toBe(true);
+    expect(executions).toBe(0);
+  });
+
+  it('a store that throws an untyped error is reported as StoreUnavailableError', async () => {
+    const store = new MemoryStore();
+    store.claim = async () => {
+      throw new Error('ECONNREFUSED 127.0.0.1:6379');
+    };
+    const { guard } = setup({ store });
+    const error = await rejection(guard.run(call({ a: 1 }), () => 1));
+    expect(StoreUnavailableError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ operation: 'claim' });
+  });
+
+  it('EFFECTFUL timeout: the caller gets IndeterminateOutcomeError at the deadline; a late result is recorded', async () => {
+    const { guard, store, types } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, timeoutMs: 100 };
+    let aborted: unknown;
+    const started = Date.now();
+    const error = await rejection(
+      guard.run(call({ a: 1 }, policy), async () => {
+        const { signal } = currentToolCall()!;
+        signal.addEventListener('abort', () => {
+          aborted = signal.reason;
+        });
+        await sleep(400); // ignores its signal, settles late
+        return 'late but true';
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(350);
+    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ reasonType: 'ToolTimeoutError' });
+    expect(ToolTimeoutError.isInstance(aborted)).toBe(true);
+    await sleep(450);
+    const key = (error as IndeterminateOutcomeError).key;
+    expect(await store.get({ tenant: 'acme', key })).toMatchObject({
+      state: 'completed',
+      outcome: '"late but true"',
+    });
+    expect(await guard.run(call({ a: 1 }, policy), () => 'must not run')).toBe('late but true');
+    expect(types()).toEqual(['tool.started', 'tool.indeterminate', 'tool.completed', 'tool.deduplicated']);
+  });
+
+  it('IDEMPOTENT timeout: ToolTimeoutError, claim released', async () => {
+    const { guard } = setup();
+    const policy = { kind: Idempotency.IDEMPOTENT, timeoutMs: 50 };
+    const error = await rejection(guard.run(call({ a: 1 }, policy), () => sleep(1000)));
+    expect(ToolTimeoutError.isInstance(error)).toBe(true);
+    expect(await guard.run(call({ a: 1 }, policy), () => 'second')).toBe('second');
+  });
+
+  it('a waiter past waitTimeoutMs is told the outcome is pending, not failed', async () => {
+    const { guard } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, waitTimeoutMs: 100 };
+    const holder = guard.run(call({ a: 1 }, policy), async () => {
+      await sleep(400);
+      return 'done';
+    });
+    await sleep(10);
+    const error = await rejection(guard.run(call({ a: 1 }, policy), () => 'must not run'));
+    expect(OutcomePendingError.isInstance(error)).toBe(true);
+    expect((error as OutcomePendingError).waitedMs).toBeGreaterThanOrEqual(100);
+    expect(await holder).toBe('done');
+    expect(await guard.run(call({ a: 1 }, policy), () => 'must not run')).toBe('done');
+  });
+
+  it('renews the lease on a heartbeat while a body outlives its lease (nobody takes over)', async () => {
+    const { guard, types } = setup();
+    const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 400, heartbeatMs: 80 };
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      await sleep(1500);
+      return 'one';
+    };
+    const first = guard.run(call({ a: 1 }, policy), body);
+    await sleep(800);
+    const second = guard.run(call({ a: 1 }, policy), body);
+    expect(await Promise.all([first, second])).toEqual(['one', 'one']);
+    expect(executions).toBe(1);
+    expect(types()).not.toContain('tool.fenced');
+  });
+
+  it('a business key reused with other arguments is a conflict, reported before "in progress"', async () => {
+    const { guard } = setup();
+    const policy = {
+      kind: Idempotency.EFFECTFUL,
+      key: (args: Record<string, unknown>) => `refund:${args.orderId}`,
+    };
+    const holder = guard.run(call({ orderId: 'A-100', amount: 30 }, policy), async () => {
+      await sleep(100);
+      return 'refunded 30';
+    });
+    await sleep(5);
+    const conflict = await rejection(guard.run(call({ orderId: 'A-100', amount: 50 }, policy), () => 'no'));
+    expect(IdempotencyConflictError.isInstance(conflict)).toBe(true);
+    expect(await guard.run(call({ orderId: 'A-100', amount: 30 }, policy), () => 'no')).toBe('refunded 30');
+    expect(await holder).toBe('refunded 30');
+  });
+
+  it('the call key collapses a redelivery but runs two calls with identical arguments', async () => {
+    const { guard } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, key: 'call' as const };
+    let executions = 0;
+    const body = () => ++executions;
+    await guard.run(call({ to: 'a@b' }, policy, { callId: 'c1' }), body);
+    await guard.run(call({ to: 'a@b' }, policy, { callId: 'c1' }), body);
+    await guard.run(call({ to: 'a@b' }, policy, { callId: 'c2' }), body);
+    expect(executions).toBe(2);
+    const error = await rejection(guard.run(call({ to: 'x@y' }, policy, { callId: 'c1' }), body));
+    expect(IdempotencyConflictError.isInstance(error)).toBe(true);
+  });
+
+  it('IDEMPOTENT: a lost attempt is re-run with a higher fence up to maxAttempts, then abandoned', async () => {
+    const { guard, store } = setup();
+    const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 100, heartbeatMs: 30, maxAttempts: 2 };
+    const tenant = 'acme';
+    // Simulate holders that died: claim directly in the store and never finish.
+    const key = (await rejection(
+      guard.run(call({ a: 1 }, { ...policy, timeoutMs: 1 }), () => sleep(50)),
+    )) as ToolTimeoutError;
+    expect(ToolTimeoutError.isInstance(key)).toBe(true);
+    const events: GuardEvent[] = [];
+    const g2 = new Guard({ store, tenant, onEvent: (e) => events.push(e) });
+    const claimDirect = async () => {
+      const k = (await import('../key/idempotency-key.js')).idempotencyKey({
+        tenant,
+        runId: 'run-1',
+        tool: 'refund',
+        arguments: { a: 2 },
+      });
+      return store.claim(
+        { tenant, key: k },
+        {
+          tool: 'refund',
+          fingerprint: k,
+          owner: 'dead-worker',
+          leaseMs: 100,
+          retentionMs: 86_400_000,
+          mode: 'at-least-once',
+          maxAttempts: 2,
+          checkFingerprint: false,
+        },
+      );
+    };
+    expect((await claimDirect()).status).toBe('acquired');
+    await sleep(150);
+    const seen: number[] = [];
+    const result = await g2.run(call({ a: 2 }, policy), () => {
+      seen.push(currentToolCall()!.fence);
+      return 'ran on attempt 2';
+    });
+    expect(result).toBe('ran on attempt 2');
+    expect(seen).toEqual([2]);
+    expect(events[0]).toMatchObject({ type: 'tool.started', attempt: 2, fence: 2, takeover: true });
+
+    const abandonedPolicy = { ...policy, maxAttempts: 1 };
+    const k3 = (await import('../key/idempotency-key.js')).idempotencyKey({
+      tenant,
+      runId: 'run-1',
+      tool: 'refund',
+      arguments: { a: 3 },
+    });
+    await store.claim(
+      { tenant, key: k3 },
+      {
+        tool: 'refund',
+        fingerprint: k3,
+        owner: 'dead',
+        leaseMs: 100,
+        retentionMs: 86_400_000,
+        mode: 'at-least-once',
+        maxAttempts: 1,
+        checkFingerprint: false,
+      },
+    );
+    const error = await rejection(g2.run(call({ a: 3 }, abandonedPolicy), () => 'never'));
+    expect(ExecutionAbandonedError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ attempt: 1, fence: 1 });
+    expect(events.at(-1)?.type).toBe('tool.abandoned');
+  });
+
+  it('a body that fails before it starts leaves no claim behind', async () => {
+    const { guard, store } = setup();
+    // A listener that throws on tool.started must not strand the claim either.
+    const g = new Guard({
+      store,
+      onEvent: (event) => {
+        if (event.type === 'tool.started') throw new Error('listener bug');
+      },
+    });
+    expect(await g.run(call({ a: 1 }), () => 'fine')).toBe('fine');
+    expect((store as MemoryStore).size).toBe(1);
+    const notAFunction = await rejection(guard.run(call({ b: 1 }), 42 as never));
+    expect(notAFunction).toBeInstanceOf(TypeError);
+    expect((store as MemoryStore).size).toBe(1);
+    const keyError = await rejection(guard.run(call({ b: 1n }), () => 'never'));
+    expect(KeyDerivationError.isInstance(keyError)).toBe(true);
+    expect((store as MemoryStore).size).toBe(1);
+  });
+
+  it('lost lease: the body is aborted with LeaseLostError, its late result is stale, the caller gets the winner', async () => {
+    const { guard, store, types } = setup();
+    const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 200, heartbeatMs: 60 };
+    // Stop A's heartbeat by making its renewals hang (a frozen worker).
+    const realRenew = store.renew.bind(store);
+    let freeze = false;
+    store.renew = (ref, holder, leaseMs) =>
+      freeze ? new Promise(() => {}) : realRenew(ref, holder, leaseMs);
+    let abortReason: unknown;
+    const a = guard.run(call({ a: 1 }, policy), async () => {
+      const { signal } = currentToolCall()!;
+      signal.addEventListener('abort', () => {
+        abortReason = signal.reason;
+      });
+      freeze = true;
+      await sleep(500);
+      return 'A';
+    });
+    await sleep(300);
+    freeze = false;
+    const b = await guard.run(call({ a: 1 }, policy), () => {
+      expect(currentToolCall()!.fence).toBe(2);
+      return 'B';
+    });
+    expect(b).toBe('B');
+    expect(await a).toBe('B');
+    expect(LeaseLostError.isInstance(abortReason)).toBe(true);
+    expect(types()).toContain('tool.stale_result');
+    expect(types()).toContain('tool.fenced');
+  });
+
+  it('operator resolve settles an indeterminate record; inspect reads it', async () => {
+    const { guard } = setup();
+    const error = (await rejection(
+      guard.run(call({ orderId: 'A-9' }), () => Promise.reject(new Error('gateway timeout'))),
+    )) as IndeterminateOutcomeError;
+    expect(await guard.inspect(error.key)).toMatchObject({ state: 'indeterminate' });
+    expect(await guard.resolve(error.key, { outcome: { refundId: 'r-verified' } })).toEqual({
+      status: 'resolved',
+    });
+    expect(await guard.run(call({ orderId: 'A-9' }), () => 'no')).toEqual({ refundId: 'r-verified' });
+
+    const other = (await rejection(
+      guard.run(call({ orderId: 'A-10' }), () => Promise.reject(new Error('gateway timeout'))),
+    )) as IndeterminateOutcomeError;
+    expect(await guard.resolve(other.key, { released: true })).toEqual({ status: 'resolved' });
+    expect(await guard.run(call({ orderId: 'A-10' }), () => 'ran again')).toBe('ran again');
+  });
+
+  it('replays through the codec: undefined, Date and class instances', async () => {
+    const { guard } = setup();
+    class Receipt {
+      constructor(
+        readonly id: string,
+        readonly at: Date,
+      ) {}
+    }
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    expect(await guard.run(call({ k: 1 }), () => undefined)).toBeUndefined();
+    expect(await guard.run(call({ k: 1 }), () => 'no')).toBeUndefined();
+    expect(await guard.run(call({ k: 2 }), () => at)).toBe(at);
+    expect(await guard.run(call({ k: 2 }), () => 'no')).toBe('2026-01-02T03:04:05.000Z');
+    expect(await guard.run(call({ k: 3 }), () => new Receipt('r', at))).toBeInstanceOf(Receipt);
+    expect(await guard.run(call({ k: 3 }), () => 'no')).toEqual({ id: 'r', at: '2026-01-02T03:04:05.000Z' });
+  });
+
+  it('an outcome the codec cannot encode makes an EFFECTFUL call indeterminate', async () => {
+    const { guard } = setup();
+    const error = await rejection(guard.run(call({ k: 1 }), () => ({ big: 10n })));
+    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({ reasonType: 'TypeError' });
+  });
+
+  it('the caller signal aborts a waiter', async () => {
+    const { guard } = setup();
+    const holder = guard.run(call({ a: 1 }), () => sleep(300).then(() => 'x'));
+    await sleep(5);
+    const controller = new AbortController();
+    const waiting = guard.run(call({ a: 1 }, effectful, { signal: controller.signal }), () => 'no');
+    controller.abort(new Error('user cancelled'));
+    expect(await rejection(waiting)).toMatchObject({ message: 'user cancelled' });
+    expect(await holder).toBe('x');
+  });
+});
