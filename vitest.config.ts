@@ -11,6 +11,8 @@ export default defineConfig({
   test: {
     include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
+    // The JSON report is what .ci/run reads to print its closing "N passed, M failed" line.
+    reporters: ['default', ['json', { outputFile: '.tmp/vitest-results.json' }]],
     hookTimeout: 60_000,
   },
 });
