@@ -1,0 +1,106 @@
+--[[
+  Claims an idempotency key, or reports who holds it, in one atomic step.
+
+  Input:
+    KEYS[1] record key
+
+    ARGV[1] tool
+    ARGV[2] fingerprint
+    ARGV[3] owner (unique per attempt)
+    ARGV[4] leaseMs (> 0)
+    ARGV[5] retentionMs (> 0)
+    ARGV[6] takeover mode: '1' at-least-once, '0' at-most-once
+    ARGV[7] maxAttempts (>= 1)
+    ARGV[8] checkFingerprint: '1' or '0'
+    ARGV[9] settle channel (published to when the claim settles an expired record)
+
+  Output:
+    { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired
+    { 2, nowMs, <record> }  completed
+    { 3, nowMs, <record> }  busy (live lease held by another attempt)
+    { 4, nowMs, <record> }  indeterminate (found so, or marked so now: expired at-most-once lease)
+    { 5, nowMs, <record> }  abandoned (found so, or marked so now: maxAttempts lost)
+    { 6, nowMs, <record> }  conflict (another tool, or another fingerprint when checked)
+  <record> = state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, tool, fingerprint,
+             outcome, errorType, errorMessage
+]]
+local key = KEYS[1]
+local tool = ARGV[1]
+local fingerprint = ARGV[2]
+local owner = ARGV[3]
+local leaseMs = tonumber(ARGV[4])
+local retentionMs = tonumber(ARGV[5])
+local atLeastOnce = ARGV[6] == '1'
+local maxAttempts = tonumber(ARGV[7])
+local checkFingerprint = ARGV[8] == '1'
+local channel = ARGV[9]
+
+--- @include "record"
+
+local now = nowMs()
+local record = readRecord(key)
+
+if not record then
+  local leaseExpiresAtMs = now + leaseMs
+  writeRecord(key, {
+    state = 'in_progress',
+    fence = 1,
+    attempt = 1,
+    owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs,
+    -- Never kept forever: an abandoned claim is gone one retention window after its lease.
+    expiresAtMs = leaseExpiresAtMs + retentionMs,
+    retentionMs = retentionMs,
+    tool = tool,
+    fingerprint = fingerprint,
+  })
+  return { 1, now, 1, 1, leaseExpiresAtMs, 0 }
+end
+
+if record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint) then
+  return recordReply(6, now, record)
+end
+if record.state == 'completed' then
+  return recordReply(2, now, record)
+end
+if record.state == 'indeterminate' then
+  return recordReply(4, now, record)
+end
+if record.state == 'abandoned' then
+  return recordReply(5, now, record)
+end
+if record.leaseExpiresAtMs > now then
+  return recordReply(3, now, record)
+end
+
+-- in_progress with an expired lease: the holder died or stalled.
+if atLeastOnce and record.attempt < maxAttempts then
+  record.fence = record.fence + 1
+  record.attempt = record.attempt + 1
+  record.owner = owner
+  record.leaseExpiresAtMs = now + leaseMs
+  record.retentionMs = retentionMs
+  record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + retentionMs)
+  writeRecord(key, record)
+  return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, 1 }
+end
+
+local code
+if atLeastOnce then
+  record.state = 'abandoned'
+  record.errorType = 'LeaseExpired'
+  record.errorMessage = 'the lease of attempt ' .. record.attempt .. ' expired and ' .. maxAttempts ..
+    ' attempt(s) were lost'
+  code = 5
+else
+  record.state = 'indeterminate'
+  record.errorType = 'LeaseExpired'
+  record.errorMessage = 'the lease of attempt ' .. record.attempt ..
+    ' expired before its outcome was recorded; the effect may have happened'
+  code = 4
+end
+record.expiresAtMs = now + retentionMs
+record.retentionMs = retentionMs
+writeRecord(key, record)
+announceSettled(channel, record.state)
+return recordReply(code, now, record)

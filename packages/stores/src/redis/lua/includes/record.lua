@@ -1,0 +1,63 @@
+--[[
+  Shared helpers, inlined by the generator where a script says @include "record".
+
+  A record is ONE Redis string holding a MessagePack sequence, in this order:
+    state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
+    tool, fingerprint, outcome, errorType, errorMessage
+  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+  (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
+  binary-safe, so outcomes round-trip byte for byte.
+
+  All times are epoch milliseconds on the Redis server's clock.
+]]
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+local function readRecord(key)
+  local raw = redis.call('GET', key)
+  if not raw then
+    return nil
+  end
+  local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
+    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  return {
+    state = state,
+    fence = fence,
+    attempt = attempt,
+    owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs,
+    expiresAtMs = expiresAtMs,
+    retentionMs = retentionMs,
+    tool = tool,
+    fingerprint = fingerprint,
+    outcome = outcome,
+    errorType = errorType,
+    errorMessage = errorMessage,
+  }
+end
+
+-- Writes the record and sets its expiry (retention) in one command.
+local function writeRecord(key, record)
+  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+    record.outcome, record.errorType, record.errorMessage)
+  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+end
+
+-- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
+-- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
+-- `false` becomes a nil reply; a Lua nil would cut the array short.
+local function recordReply(code, now, record)
+  return {
+    code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
+    record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
+    record.errorType or false, record.errorMessage or false,
+  }
+end
+
+-- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`.
+local function announceSettled(channel, state)
+  redis.call('PUBLISH', channel, state)
+end

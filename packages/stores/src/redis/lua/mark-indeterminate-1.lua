@@ -1,0 +1,52 @@
+--[[
+  Keeps the claim of the current holder as `indeterminate`: its effect may have happened and
+  nobody can say. Retention restarts.
+
+  Input:
+    KEYS[1] record key
+
+    ARGV[1] fence of the holder
+    ARGV[2] owner of the holder
+    ARGV[3] error type
+    ARGV[4] error message
+    ARGV[5] retentionMs (> 0)
+    ARGV[6] settle channel
+
+  Output:
+    { 10, nowMs }  marked
+    { 11, nowMs }  not found (released or past retention)
+    { 12, nowMs, <record> }  stale: another attempt holds the record
+    { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
+  <record> as in claim-1.lua
+]]
+local key = KEYS[1]
+local fence = tonumber(ARGV[1])
+local owner = ARGV[2]
+local errorType = ARGV[3]
+local errorMessage = ARGV[4]
+local retentionMs = tonumber(ARGV[5])
+local channel = ARGV[6]
+
+--- @include "record"
+
+local now = nowMs()
+local record = readRecord(key)
+
+if not record then
+  return { 11, now }
+end
+if record.fence ~= fence or record.owner ~= owner then
+  return recordReply(12, now, record)
+end
+if record.state ~= 'in_progress' then
+  return recordReply(13, now, record)
+end
+
+record.state = 'indeterminate'
+record.errorType = errorType
+record.errorMessage = errorMessage
+record.retentionMs = retentionMs
+record.expiresAtMs = now + retentionMs
+writeRecord(key, record)
+announceSettled(channel, 'indeterminate')
+return { 10, now }

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertValidPrefix,
+  escapeGlob,
+  escapeKey,
+  recordNames,
+  tenantPattern,
+  tenantTag,
+} from './record-names.js';
+
+function globMatches(pattern: string, text: string): boolean {
+  // Minimal Redis glob (enough for the patterns built here): \x literal, * any run.
+  let source = '^';
+  for (let index = 0; index < pattern.length; index++) {
+    const character = pattern[index]!;
+    if (character === '\\') source += (pattern[++index] ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    else if (character === '*') source += '[\\s\\S]*';
+    else if (character === '?') source += '[\\s\\S]';
+    else source += character.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`${source}$`).test(text);
+}
+
+describe('record names', () => {
+  it('digests tenants to 32 hex digits', () => {
+    expect(tenantTag('acme')).toMatch(/^[0-9a-f]{32}$/);
+    expect(tenantTag('acme')).not.toBe(tenantTag('acme*'));
+    expect(tenantTag('*')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('passes hex keys unchanged and percent-escapes everything else injectively', () => {
+    const hex = 'ab'.repeat(32);
+    expect(escapeKey(hex)).toBe(hex);
+    expect(escapeKey('a:b{c}*%é')).toBe('a%3Ab%7Bc%7D%2A%25%C3%A9');
+    expect(escapeKey('%3A')).not.toBe(escapeKey(':'));
+  });
+
+  it('puts record and channel in one hash tag per record', () => {
+    const names = recordNames('tf', { tenant: 'acme', key: 'k1' });
+    expect(names.key).toBe(`tf:r:{${tenantTag('acme')}:k1}`);
+    expect(names.channel).toBe(`tf:s:{${tenantTag('acme')}:k1}`);
+  });
+
+  it("builds a tenant pattern that matches that tenant's records only, even with a glob-y prefix", () => {
+    const prefix = 'app*[1]?';
+    expect(escapeGlob(prefix)).toBe('app\\*\\[1\\]\\?');
+    const pattern = tenantPattern(prefix, 'acme');
+    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme', key: 'k' }).key)).toBe(true);
+    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme2', key: 'k' }).key)).toBe(false);
+    expect(globMatches(pattern, recordNames('appX[1]?', { tenant: 'acme', key: 'k' }).key)).toBe(false);
+    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme', key: 'k' }).channel)).toBe(false);
+  });
+
+  it('refuses prefixes that would move the hash tag', () => {
+    expect(() => assertValidPrefix('a{b')).toThrow(TypeError);
+    expect(() => assertValidPrefix('a}b')).toThrow(TypeError);
+    expect(() => assertValidPrefix('')).toThrow(TypeError);
+    expect(() => assertValidPrefix('toolfence')).not.toThrow();
+  });
+});

@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import type { RecordRef } from '@toolfence/core';
+
+/** Redis key of a record and the channel its settlement is announced on. */
+export interface RecordNames {
+  readonly key: string;
+  readonly channel: string;
+}
+
+/**
+ * A tenant as it appears in Redis names: 32 hex digits of its SHA-256. Fixed length and hex
+ * only, so no tenant name can inject a glob character, a separator or a hash-tag brace, and no
+ * tenant's pattern can match another tenant's keys.
+ */
+export function tenantTag(tenant: string): string {
+  return createHash('sha256').update(tenant, 'utf8').digest('hex').slice(0, 32);
+}
+
+/**
+ * Percent-escapes every character of a key outside `[0-9A-Za-z_.-]` (its UTF-8 bytes), so `{`,
+ * `}`, `:`, `*` and `%` never appear raw. Keys are normally lowercase hex and pass unchanged.
+ */
+export function escapeKey(key: string): string {
+  return key.replace(/[^0-9A-Za-z_.-]/gu, (character) =>
+    Array.from(
+      Buffer.from(character, 'utf8'),
+      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    ).join(''),
+  );
+}
+
+/** Escapes the characters SCAN's MATCH treats as glob syntax. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[\\*?[\]]/g, '\\$&');
+}
+
+/**
+ * `<prefix>:r:{<tenantTag>:<escapedKey>}` and `<prefix>:s:{...}`. The braces are a Redis Cluster
+ * hash tag: the record and its channel hash to one slot, and each script touches that one key.
+ */
+export function recordNames(prefix: string, ref: RecordRef): RecordNames {
+  const tag = `${tenantTag(ref.tenant)}:${escapeKey(ref.key)}`;
+  return { key: `${prefix}:r:{${tag}}`, channel: `${prefix}:s:{${tag}}` };
+}
+
+/** The SCAN MATCH pattern of every record of one tenant. */
+export function tenantPattern(prefix: string, tenant: string): string {
+  return `${escapeGlob(prefix)}:r:{${tenantTag(tenant)}:*`;
+}
+
+/** Throws a TypeError unless `prefix` is usable in Redis names. */
+export function assertValidPrefix(prefix: string): void {
+  if (prefix.length === 0 || /[{}]/.test(prefix)) {
+    throw new TypeError(
+      `RedisStore prefix must be non-empty and contain no "{" or "}" (they would move the hash tag); got ${JSON.stringify(prefix)}`,
+    );
+  }
+}

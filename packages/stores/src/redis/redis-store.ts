@@ -1,0 +1,477 @@
+import {
+  type ClaimOptions,
+  type ClaimResult,
+  type CompleteResult,
+  type Holder,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type MarkIndeterminateResult,
+  type RecordedError,
+  type RecordRef,
+  type ReleaseResult,
+  type RenewResult,
+  type Resolution,
+  type ResolveResult,
+  StoreUnavailableError,
+  type WaitOptions,
+  type WaitResult,
+} from '@toolfence/core';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  claimResult,
+  completeResult,
+  getResult,
+  markIndeterminateResult,
+  type RecordRead,
+  releaseResult,
+  renewResult,
+  resolveResult,
+} from './codes.js';
+import { assertValidPrefix, type RecordNames, recordNames, tenantPattern } from './record-names.js';
+import { packageVersion, type RedisScript, scripts } from './scripts.js';
+import { SettleSubscriber } from './settle-subscriber.js';
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * Your ioredis client: a `Redis` (standalone or Sentinel) or a `Cluster`. The store defines its
+   * Lua scripts on it (as commands named `toolfence_<version>_<script>`) and never closes it.
+   * Its `keyPrefix` option must be unset: use {@link RedisStoreOptions.prefix} instead.
+   */
+  readonly client: Redis | Cluster;
+  /**
+   * Start of every Redis key and channel the store uses. Default `'toolfence'`. Must not contain
+   * `{` or `}` (the store puts a Cluster hash tag after it).
+   */
+  readonly prefix?: string;
+  /**
+   * Longest wait in milliseconds for one Redis reply before the operation fails with
+   * `StoreUnavailableError`. Default 2000. A command is not withdrawn when it times out: it may
+   * still run later (the fence makes a late claim or result harmless).
+   */
+  readonly commandTimeoutMs?: number;
+}
+
+/** Signature of a script defined with `defineCommand`: keys first, then arguments. */
+type ScriptCommand = (...keysAndArguments: (string | number)[]) => Promise<unknown>;
+
+/** Client states in which a command would only sit in ioredis' offline queue. */
+const unavailableStatuses: ReadonlySet<string> = new Set(['reconnecting', 'disconnecting', 'close', 'end']);
+
+const DEFAULT_PREFIX = 'toolfence';
+const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+/** First re-check of a waited record when no message came; doubles up to the maximum. */
+const FIRST_POLL_MS = 250;
+const MAX_POLL_MS = 2000;
+/** Keys asked for per SCAN step and erased per pipeline in `forget`. */
+const FORGET_BATCH = 500;
+
+function scriptCommandName(script: RedisScript): string {
+  return `toolfence_${packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_${script.name.replace(/-/g, '_')}`;
+}
+
+function assertPositiveInteger(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RangeError(`${name} must be a positive integer (milliseconds or a count); got ${value}`);
+  }
+}
+
+/** Lone UTF-16 surrogates cannot be written as UTF-8: Redis would store U+FFFD instead. */
+const loneSurrogate = /\p{Cs}/u;
+
+function assertEncodable(name: string, value: string): void {
+  if (loneSurrogate.test(value)) {
+    throw new TypeError(`${name} contains a lone UTF-16 surrogate and cannot be stored byte-exactly`);
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isCluster(client: Redis | Cluster): client is Cluster {
+  return client.isCluster === true;
+}
+
+/**
+ * An {@link IdempotencyStore} on Redis (>= 6.2) or Redis Cluster, over ioredis.
+ *
+ * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
+ *   one Lua script; deadlines come from the Redis server's clock (`TIME`), never the worker's.
+ * - A record is one Redis string (MessagePack) under `<prefix>:r:{<tenant digest>:<key>}`; the
+ *   hash tag keeps each script on one Cluster slot. Retention is the key's expiry (`PXAT`).
+ * - A claim answers with the record in the same round trip: a first call costs two round
+ *   trips (claim, complete), a repeat or a takeover one.
+ * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
+ *   subscriber connection per store (a `duplicate()` of the client, opened on first use), and
+ *   re-reads the record as a fallback.
+ * - Any Redis failure, or no reply within `commandTimeoutMs`, throws `StoreUnavailableError`.
+ *
+ * With asynchronous replication a failover can lose a claim: on Redis the lease is an
+ * efficiency mechanism and the fence is what makes a stale result harmless (see docs/redis.md).
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * import { Guard } from '@toolfence/core';
+ * import { RedisStore } from '@toolfence/stores/redis';
+ *
+ * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL!) });
+ * const guard = new Guard({ store });
+ * ```
+ */
+export class RedisStore implements IdempotencyStore {
+  readonly specificationVersion = 'v1' as const;
+
+  readonly #client: Redis | Cluster;
+  readonly #prefix: string;
+  readonly #commandTimeoutMs: number;
+  readonly #commands: Record<keyof typeof scripts, ScriptCommand>;
+  readonly #subscriber: SettleSubscriber;
+  /** Pending waits, failed when the store closes. */
+  readonly #waits = new Set<(error: Error) => void>();
+  #closed = false;
+
+  /**
+   * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
+   * @throws RangeError when `commandTimeoutMs` is not a positive integer.
+   */
+  constructor(options: RedisStoreOptions) {
+    const { client } = options;
+    this.#prefix = options.prefix ?? DEFAULT_PREFIX;
+    assertValidPrefix(this.#prefix);
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    assertPositiveInteger('commandTimeoutMs', this.#commandTimeoutMs);
+    const keyPrefix = (client.options as { keyPrefix?: string }).keyPrefix;
+    if (keyPrefix) {
+      // ioredis would prefix KEYS but not the names SCAN returns or the channels: forget and
+      // waitForSettle would miss. One prefix, owned by the store, keeps every name consistent.
+      throw new TypeError(
+        `RedisStore needs a client without ioredis' keyPrefix (got ${JSON.stringify(keyPrefix)}); pass it as RedisStore's prefix option instead`,
+      );
+    }
+    this.#client = client;
+    const commands: Partial<Record<keyof typeof scripts, ScriptCommand>> = {};
+    for (const [property, script] of Object.entries(scripts) as [keyof typeof scripts, RedisScript][]) {
+      const name = scriptCommandName(script);
+      client.defineCommand(name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+      const command = (client as unknown as Record<string, ScriptCommand>)[name];
+      if (typeof command !== 'function') throw new TypeError(`ioredis did not define the command ${name}`);
+      commands[property] = command.bind(client);
+    }
+    this.#commands = commands as Record<keyof typeof scripts, ScriptCommand>;
+    this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
+  }
+
+  /** Redis key and channel of a record (exposed for operators and tests). */
+  namesOf(ref: RecordRef): RecordNames {
+    return recordNames(this.#prefix, ref);
+  }
+
+  async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    assertPositiveInteger('leaseMs', options.leaseMs);
+    assertPositiveInteger('retentionMs', options.retentionMs);
+    assertPositiveInteger('maxAttempts', options.maxAttempts);
+    const names = this.namesOf(ref);
+    const reply = await this.#run('claim', this.#client, () =>
+      this.#commands.claim(
+        names.key,
+        options.tool,
+        options.fingerprint,
+        options.owner,
+        options.leaseMs,
+        options.retentionMs,
+        options.mode === 'at-least-once' ? '1' : '0',
+        options.maxAttempts,
+        options.checkFingerprint ? '1' : '0',
+        names.channel,
+      ),
+    );
+    return this.#decode('claim', () => claimResult(ref, reply));
+  }
+
+  async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    assertPositiveInteger('leaseMs', leaseMs);
+    const names = this.namesOf(ref);
+    const reply = await this.#run('renew', this.#client, () =>
+      this.#commands.renew(names.key, holder.fence, holder.owner, leaseMs),
+    );
+    return this.#decode('renew', () => renewResult(reply));
+  }
+
+  async complete(
+    ref: RecordRef,
+    holder: Holder,
+    outcome: string,
+    retentionMs: number,
+  ): Promise<CompleteResult> {
+    assertPositiveInteger('retentionMs', retentionMs);
+    assertEncodable('outcome', outcome);
+    const names = this.namesOf(ref);
+    const reply = await this.#run('complete', this.#client, () =>
+      this.#commands.complete(names.key, holder.fence, holder.owner, outcome, retentionMs, names.channel),
+    );
+    return this.#decode('complete', () => completeResult(ref, reply));
+  }
+
+  async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    const names = this.namesOf(ref);
+    const reply = await this.#run('release', this.#client, () =>
+      this.#commands.release(names.key, holder.fence, holder.owner, names.channel),
+    );
+    return this.#decode('release', () => releaseResult(ref, reply));
+  }
+
+  async markIndeterminate(
+    ref: RecordRef,
+    holder: Holder,
+    error: RecordedError,
+    retentionMs: number,
+  ): Promise<MarkIndeterminateResult> {
+    assertPositiveInteger('retentionMs', retentionMs);
+    const names = this.namesOf(ref);
+    const reply = await this.#run('markIndeterminate', this.#client, () =>
+      this.#commands.markIndeterminate(
+        names.key,
+        holder.fence,
+        holder.owner,
+        error.type,
+        error.message,
+        retentionMs,
+        names.channel,
+      ),
+    );
+    return this.#decode('markIndeterminate', () => markIndeterminateResult(ref, reply));
+  }
+
+  async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    return (await this.#read('get', ref)).record;
+  }
+
+  async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    assertPositiveInteger('retentionMs', retentionMs);
+    const released = 'released' in resolution && resolution.released === true;
+    const outcome = released ? '' : (resolution as { outcome: string }).outcome;
+    assertEncodable('outcome', outcome);
+    const names = this.namesOf(ref);
+    const reply = await this.#run('resolve', this.#client, () =>
+      this.#commands.resolve(
+        names.key,
+        released ? 'released' : 'outcome',
+        outcome,
+        retentionMs,
+        names.channel,
+      ),
+    );
+    return this.#decode('resolve', () => resolveResult(ref, reply));
+  }
+
+  /**
+   * Erases every record of `tenant`: SCAN with the tenant's pattern on every master the client
+   * knows (`client.nodes('master')` for a Cluster), UNLINK in pipelined batches of single-key
+   * commands (each key is its own slot, so no batch can be CROSSSLOT). Not atomic: a record
+   * claimed while it runs may survive. Returns how many records were erased.
+   * @throws StoreUnavailableError
+   */
+  async forget(options: { readonly tenant: string }): Promise<number> {
+    const pattern = tenantPattern(this.#prefix, options.tenant);
+    const masters = await this.#masters();
+    let erased = 0;
+    for (const node of masters) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.#run('forget', node, () =>
+          node.scan(cursor, 'MATCH', pattern, 'COUNT', FORGET_BATCH),
+        );
+        cursor = next;
+        if (keys.length === 0) continue;
+        const pipeline = node.pipeline();
+        for (const key of keys) pipeline.unlink(key);
+        const results = await this.#run('forget', node, () => pipeline.exec());
+        for (const [error, count] of results ?? []) {
+          if (error) throw new StoreUnavailableError('forget', describe(error), { cause: error });
+          erased += Number(count);
+        }
+      } while (cursor !== '0');
+    }
+    return erased;
+  }
+
+  /**
+   * Subscribes to the record's channel (on the store's one shared subscriber connection), THEN
+   * reads the record, so a settlement between the two cannot be missed. Resolves `'settled'` on
+   * a message or when a read finds the record settled or gone, `'lease_expired'` when a read
+   * finds the lease past (a timer is set for the deadline, judged by the Redis clock), or
+   * `'timeout'`. Reads are repeated (250 ms, doubling to 2 s) in case a message was lost.
+   * @throws StoreUnavailableError, or `signal.reason` when aborted.
+   */
+  async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    this.#assertOpen('waitForSettle');
+    const { signal } = options;
+    signal?.throwIfAborted();
+    // Fail fast on a lost client before opening (or waiting on) the subscriber.
+    this.#assertConnected('waitForSettle', this.#client);
+    const names = this.namesOf(ref);
+    return new Promise<WaitResult>((resolve, reject) => {
+      let finished = false;
+      let firstReadDone = false;
+      let timedOut = false;
+      let pollMs = FIRST_POLL_MS;
+      let checkTimer: NodeJS.Timeout | undefined;
+      let timeoutTimer: NodeJS.Timeout | undefined;
+      const waits = this.#waits;
+      const listening = this.#subscriber.listen(names.channel, () => finish(() => resolve('settled')));
+      const fail = (error: Error) => finish(() => reject(error));
+      const onAbort = () => finish(() => reject(signal?.reason));
+      function finish(settle: () => void): void {
+        if (finished) return;
+        finished = true;
+        clearTimeout(checkTimer);
+        clearTimeout(timeoutTimer);
+        signal?.removeEventListener('abort', onAbort);
+        listening.remove();
+        waits.delete(fail);
+        settle();
+      }
+      const check = async (): Promise<void> => {
+        let read: RecordRead;
+        try {
+          read = await this.#read('waitForSettle', ref);
+        } catch (error) {
+          fail(error as Error);
+          return;
+        }
+        if (finished) return;
+        firstReadDone = true;
+        const { record, nowMs } = read;
+        if (record === null || record.state !== 'in_progress') return finish(() => resolve('settled'));
+        const leaseRemainingMs = record.leaseExpiresAtMs - nowMs;
+        if (leaseRemainingMs <= 0) return finish(() => resolve('lease_expired'));
+        if (timedOut) return finish(() => resolve('timeout'));
+        // +1: wake just after the deadline, not a hair before it.
+        checkTimer = setTimeout(() => void check(), Math.min(leaseRemainingMs + 1, pollMs));
+        pollMs = Math.min(pollMs * 2, MAX_POLL_MS);
+      };
+
+      waits.add(fail);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // The first read decides even when the timeout is shorter than its round trip: a record
+      // that is already settled answers 'settled', as the contract asks.
+      timeoutTimer = setTimeout(
+        () => {
+          if (firstReadDone) finish(() => resolve('timeout'));
+          else timedOut = true;
+        },
+        Math.max(0, options.timeoutMs),
+      );
+      // Subscribed BEFORE the first read: a settlement in between is then a message, not lost.
+      this.#run('waitForSettle', this.#subscriber.connection, () => listening.subscribed).then(
+        () => {
+          if (!finished) void check();
+        },
+        (error: Error) => fail(error),
+      );
+    });
+  }
+
+  /**
+   * Closes the subscriber connection the store created and fails pending waits with
+   * `StoreUnavailableError`. The client you passed in is left open. Later calls throw
+   * `StoreUnavailableError`.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const closedError = new StoreUnavailableError('waitForSettle', 'the store was closed');
+    for (const fail of [...this.#waits]) fail(closedError);
+    await this.#subscriber.close();
+  }
+
+  /** Number of connections the store itself opened: 0 or 1 (its subscriber). For tests. */
+  get ownConnectionCount(): number {
+    return this.#subscriber.connection === undefined ? 0 : 1;
+  }
+
+  async #read(operation: string, ref: RecordRef): Promise<RecordRead> {
+    const names = this.namesOf(ref);
+    const reply = await this.#run(operation, this.#client, () => this.#commands.get(names.key));
+    return this.#decode(operation, () => getResult(ref, reply));
+  }
+
+  async #masters(): Promise<Redis[]> {
+    const client = this.#client;
+    if (!isCluster(client)) return [client];
+    if (client.status !== 'ready') {
+      // Topology is known once the cluster is ready; a PING waits for that (bounded below).
+      await this.#run('forget', client, () => client.ping());
+    }
+    const masters = client.nodes('master');
+    if (masters.length === 0) throw new StoreUnavailableError('forget', 'the cluster client knows no master');
+    return masters;
+  }
+
+  #assertOpen(operation: string): void {
+    if (this.#closed) throw new StoreUnavailableError(operation, 'the store was closed');
+  }
+
+  /** Runs one Redis exchange: fails fast on a lost connection, bounded by commandTimeoutMs. */
+  async #run<T>(
+    operation: string,
+    connection: Redis | Cluster | undefined,
+    exchange: () => Promise<T>,
+  ): Promise<T> {
+    this.#assertOpen(operation);
+    let pending: Promise<T>;
+    try {
+      this.#assertConnected(operation, connection);
+      pending = exchange();
+    } catch (error) {
+      throw StoreUnavailableError.isInstance(error)
+        ? error
+        : new StoreUnavailableError(operation, describe(error), { cause: error });
+    }
+    return this.#withTimeout(operation, connection, pending);
+  }
+
+  #assertConnected(operation: string, connection: Redis | Cluster | undefined): void {
+    if (connection !== undefined && unavailableStatuses.has(connection.status)) {
+      throw new StoreUnavailableError(operation, `the Redis connection is ${connection.status}`);
+    }
+  }
+
+  async #withTimeout<T>(
+    operation: string,
+    connection: Redis | Cluster | undefined,
+    pending: Promise<T>,
+  ): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const status = connection === undefined ? 'unknown' : connection.status;
+        reject(
+          new StoreUnavailableError(
+            operation,
+            `no reply from Redis within ${this.#commandTimeoutMs} ms (connection ${status})`,
+          ),
+        );
+      }, this.#commandTimeoutMs);
+    });
+    try {
+      return await Promise.race([pending, timeout]);
+    } catch (error) {
+      throw StoreUnavailableError.isInstance(error)
+        ? error
+        : new StoreUnavailableError(operation, describe(error), { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #decode<T>(operation: string, decode: () => T): T {
+    try {
+      return decode();
+    } catch (error) {
+      throw new StoreUnavailableError(operation, describe(error), { cause: error });
+    }
+  }
+}
