@@ -1,0 +1,424 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CanonicalizationError } from '../errors/canonicalization-error.js';
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
+import { canonicalJson } from './canonical-json.js';
+import { argumentsFingerprint, canonicalEnvelope, idempotencyKey, type KeyInput } from './idempotency-key.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+const base = { tenant: 'acme', runId: 'run-1', tool: 'refund' } as const;
+
+function derivationError(input: KeyInput): KeyDerivationError {
+  try {
+    idempotencyKey(input);
+  } catch (error) {
+    expect(KeyDerivationError.isInstance(error)).toBe(true);
+    return error as KeyDerivationError;
+  }
+  throw new Error('expected a KeyDerivationError, nothing was thrown');
+}
+
+/** The envelope written as an object, to be canonicalized by `canonicalJson` as a whole. */
+function envelope(input: KeyInput, args: unknown): unknown {
+  return {
+    v: 1,
+    tenant: input.tenant,
+    scope: input.scope === 'tenant' ? null : input.runId,
+    tool: input.tool,
+    args,
+  };
+}
+
+describe('idempotencyKey', () => {
+  it('is the lowercase hex SHA-256 of the canonical envelope', () => {
+    const input: KeyInput = { ...base, arguments: { orderId: 'A-100', amount: 5 } };
+    const key = idempotencyKey(input);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    const canonical =
+      '{"args":{"arguments":{"amount":5,"orderId":"A-100"}},"scope":"run-1","tenant":"acme","tool":"refund","v":1}';
+    expect(canonicalEnvelope(input)).toBe(canonical);
+    expect(key).toBe(sha256(canonical));
+    expect(key).toBe(idempotencyKey({ ...input, arguments: { amount: 5, orderId: 'A-100' } }));
+  });
+
+  it('tags args by strategy: { arguments }, { call }, { business }', () => {
+    const args = { orderId: 'A-100' };
+    expect(canonicalEnvelope({ ...base, arguments: args, key: 'call', callId: 'call_1' })).toBe(
+      '{"args":{"call":"call_1"},"scope":"run-1","tenant":"acme","tool":"refund","v":1}',
+    );
+    expect(
+      canonicalEnvelope({
+        ...base,
+        arguments: args,
+        key: (a) => `refund:${String(a.orderId)}`,
+        scope: 'tenant',
+      }),
+    ).toBe('{"args":{"business":"refund:A-100"},"scope":null,"tenant":"acme","tool":"refund","v":1}');
+  });
+
+  it('domain separation: an argument named "call" or "business" never meets a call id or business key', () => {
+    const byCall = idempotencyKey({ ...base, arguments: {}, key: 'call', callId: 'x' });
+    const byBusiness = idempotencyKey({ ...base, arguments: {}, key: () => 'x' });
+    const callArgument = idempotencyKey({ ...base, arguments: { call: 'x' } });
+    const businessArgument = idempotencyKey({ ...base, arguments: { business: 'x' } });
+    expect(new Set([byCall, byBusiness, callArgument, businessArgument]).size).toBe(4);
+  });
+
+  it('uses only the key arguments, in any order, with any other arguments', () => {
+    const one = idempotencyKey({
+      ...base,
+      arguments: { orderId: 'A-1', note: 'first', at: 1 },
+      keyArguments: ['orderId'],
+    });
+    const two = idempotencyKey({
+      ...base,
+      arguments: { note: 'second', orderId: 'A-1' },
+      keyArguments: ['orderId'],
+    });
+    const other = idempotencyKey({
+      ...base,
+      arguments: { orderId: 'A-2', note: 'first' },
+      keyArguments: ['orderId'],
+    });
+    expect(one).toBe(two);
+    expect(other).not.toBe(one);
+    const ab = idempotencyKey({ ...base, arguments: { a: 1, b: 2, c: 3 }, keyArguments: ['a', 'b'] });
+    const ba = idempotencyKey({ ...base, arguments: { b: 2, a: 1, c: 4 }, keyArguments: ['b', 'a'] });
+    expect(ab).toBe(ba);
+    expect(
+      canonicalEnvelope({ ...base, arguments: { a: 1, b: 2, c: 3 }, keyArguments: ['b', 'a'] }),
+    ).toContain('{"arguments":{"a":1,"b":2}}');
+  });
+
+  it('a subset is not the full arguments: {a} with keyArguments [a] equals all-arguments {a} (same canonical args)', () => {
+    expect(idempotencyKey({ ...base, arguments: { a: 1, b: 2 }, keyArguments: ['a'] })).toBe(
+      idempotencyKey({ ...base, arguments: { a: 1 } }),
+    );
+  });
+
+  it('separates tenants, runs, tools and scopes', () => {
+    const args = { orderId: 'A-1' };
+    const keys = [
+      idempotencyKey({ ...base, arguments: args }),
+      idempotencyKey({ ...base, tenant: 'other', arguments: args }),
+      idempotencyKey({ ...base, runId: 'run-2', arguments: args }),
+      idempotencyKey({ ...base, tool: 'charge', arguments: args }),
+      idempotencyKey({ ...base, scope: 'tenant', arguments: args }),
+      idempotencyKey({ ...base, tenant: 'other', scope: 'tenant', arguments: args }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it("scope 'tenant' ignores the run id; scope 'run' (the default) uses it", () => {
+    const args = { orderId: 'A-1' };
+    expect(idempotencyKey({ ...base, scope: 'tenant', arguments: args })).toBe(
+      idempotencyKey({ ...base, runId: 'run-9', scope: 'tenant', arguments: args }),
+    );
+    expect(idempotencyKey({ tenant: 'acme', tool: 'refund', scope: 'tenant', arguments: args })).toBe(
+      idempotencyKey({ ...base, scope: 'tenant', arguments: args }),
+    );
+    expect(idempotencyKey({ ...base, arguments: args })).toBe(
+      idempotencyKey({ ...base, scope: 'run', arguments: args }),
+    );
+  });
+
+  it("key 'call' depends on the call id only, not on the arguments", () => {
+    const first = idempotencyKey({ ...base, arguments: { a: 1 }, key: 'call', callId: 'call_1' });
+    expect(idempotencyKey({ ...base, arguments: { a: 2 }, key: 'call', callId: 'call_1' })).toBe(first);
+    expect(idempotencyKey({ ...base, arguments: { a: 1 }, key: 'call', callId: 'call_2' })).not.toBe(first);
+  });
+
+  it('a business key function receives the arguments; equal business keys collapse, tenants stay apart', () => {
+    const seen: unknown[] = [];
+    const key = (args: Record<string, unknown>): string => {
+      seen.push(args);
+      return `refund:${String(args.orderId)}`;
+    };
+    const arguments1 = { orderId: 'A-100', amount: 5 };
+    const one = idempotencyKey({ ...base, scope: 'tenant', arguments: arguments1, key });
+    const two = idempotencyKey({ ...base, scope: 'tenant', arguments: { orderId: 'A-100', amount: 7 }, key });
+    const otherTenant = idempotencyKey({
+      ...base,
+      tenant: 'globex',
+      scope: 'tenant',
+      arguments: arguments1,
+      key,
+    });
+    expect(seen[0]).toBe(arguments1);
+    expect(one).toBe(two);
+    expect(otherTenant).not.toBe(one);
+  });
+
+  it('null, "", [], {}, 0 and false are present values with distinct keys', () => {
+    const values = [null, '', [], {}, 0, false, 'null', '[]'];
+    const keys = values.map((orderId) =>
+      idempotencyKey({ ...base, arguments: { orderId }, keyArguments: ['orderId'] }),
+    );
+    expect(new Set(keys).size).toBe(values.length);
+    expect(canonicalEnvelope({ ...base, arguments: { orderId: null }, keyArguments: ['orderId'] })).toContain(
+      '{"arguments":{"orderId":null}}',
+    );
+  });
+
+  it('without keyArguments, a missing and an undefined argument are both omitted (as JSON.stringify does)', () => {
+    expect(idempotencyKey({ ...base, arguments: { a: 1, b: undefined } })).toBe(
+      idempotencyKey({ ...base, arguments: { a: 1 } }),
+    );
+    expect(idempotencyKey({ ...base, arguments: { a: 1, b: null } })).not.toBe(
+      idempotencyKey({ ...base, arguments: { a: 1 } }),
+    );
+  });
+
+  it('accepts null-prototype arguments and an argument named __proto__', () => {
+    const args = Object.assign(Object.create(null) as Record<string, unknown>, { b: 1, a: 2 });
+    expect(idempotencyKey({ ...base, arguments: args })).toBe(
+      idempotencyKey({ ...base, arguments: { a: 2, b: 1 } }),
+    );
+    const proto = JSON.parse('{"__proto__":"x","id":1}') as Record<string, unknown>;
+    expect(canonicalEnvelope({ ...base, arguments: proto, keyArguments: ['__proto__'] })).toContain(
+      '{"arguments":{"__proto__":"x"}}',
+    );
+  });
+
+  it('NFC-normalises every string of the envelope', () => {
+    expect(idempotencyKey({ ...base, tenant: 'caf\u00e9', arguments: { name: 'Zo\u00eb' } })).toBe(
+      idempotencyKey({ ...base, tenant: 'cafe\u0301', arguments: { name: 'Zoe\u0308' } }),
+    );
+  });
+});
+
+describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
+  it.each([
+    ['missing', { amount: 5 }, /the key argument "orderId" is missing/],
+    ['undefined', { orderId: undefined, amount: 5 }, /the key argument "orderId" is undefined/],
+  ])('refuses a %s key argument, naming it', (_case, args, reason) => {
+    const error = derivationError({ ...base, arguments: args, keyArguments: ['orderId'] });
+    expect(error.tool).toBe('refund');
+    expect(error.argument).toBe('orderId');
+    expect(error.message).toMatch(reason);
+    expect(error.message).toContain('tool "refund"');
+  });
+
+  it('does not take an inherited property for a key argument', () => {
+    const args = Object.create({ orderId: 'inherited' }) as Record<string, unknown>;
+    // A non-plain object is refused before key arguments are looked at.
+    expect(derivationError({ ...base, arguments: args, keyArguments: ['orderId'] }).message).toMatch(
+      /plain object/,
+    );
+    expect(derivationError({ ...base, arguments: {}, keyArguments: ['toString'] }).argument).toBe('toString');
+  });
+
+  it("refuses key 'call' without a non-empty call id", () => {
+    expect(derivationError({ ...base, arguments: {}, key: 'call' }).message).toMatch(
+      /needs a non-empty tool call id/,
+    );
+    expect(derivationError({ ...base, arguments: {}, key: 'call', callId: '' }).message).toMatch(
+      /tool call id, got ""/,
+    );
+  });
+
+  it("refuses scope 'run' without a non-empty run id (fails closed instead of sharing a key across runs)", () => {
+    const { runId: _unused, ...noRun } = base;
+    expect(derivationError({ ...noRun, arguments: {} }).message).toMatch(
+      /scope 'run' needs a non-empty run id/,
+    );
+    expect(derivationError({ ...base, runId: '', arguments: {} }).message).toMatch(/run id, got ""/);
+    expect(derivationError({ ...noRun, scope: 'run', arguments: {} }).tool).toBe('refund');
+  });
+
+  it('refuses a key function that throws, keeping the cause', () => {
+    const boom = new Error('no order id');
+    const error = derivationError({
+      ...base,
+      arguments: {},
+      key: () => {
+        throw boom;
+      },
+    });
+    expect(error.message).toMatch(/the key function threw/);
+    expect(error.cause).toBe(boom);
+  });
+
+  it.each([
+    ['an empty string', ''],
+    ['undefined', undefined],
+    ['a number', 42],
+    ['null', null],
+    ['an object', { id: 1 }],
+  ])('refuses a key function returning %s', (_case, result) => {
+    const key = (() => result) as unknown as (args: Record<string, unknown>) => string;
+    expect(derivationError({ ...base, arguments: {}, key }).message).toMatch(
+      /must return a non-empty string/,
+    );
+  });
+
+  it.each([
+    ['null', null],
+    ['an array', [1]],
+    ['a string', 'orderId=1'],
+    ['a Map', new Map()],
+    ['a class instance', new (class Args {})()],
+    ['undefined', undefined],
+  ])('refuses arguments that are %s', (_case, args) => {
+    const error = derivationError({ ...base, arguments: args as unknown as Record<string, unknown> });
+    expect(error.message).toMatch(/the arguments must be a plain object/);
+    expect(error.tool).toBe('refund');
+  });
+
+  it('refuses a tenant or tool that is not a non-empty string', () => {
+    expect(derivationError({ ...base, tenant: '', arguments: {} }).message).toMatch(
+      /the tenant must be a non-empty string/,
+    );
+    expect(derivationError({ ...base, tenant: 7 as unknown as string, arguments: {} }).message).toMatch(
+      /tenant/,
+    );
+    expect(derivationError({ ...base, tool: '', arguments: {} }).message).toMatch(
+      /the tool name must be a non-empty string/,
+    );
+    expect(derivationError({ ...base, tool: undefined as unknown as string, arguments: {} }).tool).toBe(
+      'undefined',
+    );
+  });
+
+  it('refuses unknown strategies and scopes, empty or malformed keyArguments, and keyArguments with another strategy', () => {
+    expect(derivationError({ ...base, arguments: {}, key: 'args' as 'call' }).message).toMatch(
+      /the key must be/,
+    );
+    expect(derivationError({ ...base, arguments: {}, scope: 'global' as 'run' }).message).toMatch(
+      /the scope must be/,
+    );
+    expect(derivationError({ ...base, arguments: { a: 1 }, keyArguments: [] }).message).toMatch(
+      /keyArguments is empty/,
+    );
+    expect(derivationError({ ...base, arguments: { a: 1 }, keyArguments: [''] }).message).toMatch(
+      /non-empty names/,
+    );
+    expect(
+      derivationError({ ...base, arguments: { a: 1 }, keyArguments: 'a' as unknown as string[] }).message,
+    ).toMatch(/must be an array/);
+    expect(
+      derivationError({ ...base, arguments: { a: 1 }, keyArguments: ['a'], key: 'call', callId: 'c' })
+        .message,
+    ).toMatch(/only to the 'arguments' key strategy/);
+  });
+
+  it('turns a CanonicalizationError into a KeyDerivationError with it as cause and its path (relative to the arguments) in the message', () => {
+    const error = derivationError({ ...base, arguments: { order: { amount: Number.NaN } } });
+    expect(error.message).toContain('at "/order/amount"');
+    expect(error.message).toContain('NaN is not a JSON number');
+    expect(CanonicalizationError.isInstance(error.cause)).toBe(true);
+    expect((error.cause as CanonicalizationError).path).toBe('/order/amount');
+
+    const subset = derivationError({ ...base, arguments: { id: 10n, x: Number.NaN }, keyArguments: ['id'] });
+    expect((subset.cause as CanonicalizationError).path).toBe('/id');
+    expect(subset.message).toMatch(/BigInt/);
+
+    const business = derivationError({ ...base, arguments: {}, key: () => 'refund:\ud800' });
+    expect(business.message).toMatch(/the business key cannot be canonicalized: .*lone surrogate/);
+    expect(CanonicalizationError.isInstance(business.cause)).toBe(true);
+
+    expect(derivationError({ ...base, tenant: 'a\udc00', arguments: {} }).message).toMatch(
+      /the tenant cannot be canonicalized/,
+    );
+  });
+
+  it('lets an argument outside keyArguments be anything (it is not encoded)', () => {
+    expect(idempotencyKey({ ...base, arguments: { id: 1, blob: new Map() }, keyArguments: ['id'] })).toMatch(
+      /^[0-9a-f]{64}$/,
+    );
+  });
+});
+
+describe('argumentsFingerprint', () => {
+  it('is the SHA-256 of the canonical full arguments', () => {
+    const args = { b: [1, 2], a: 'x' };
+    expect(argumentsFingerprint(args)).toBe(sha256('{"a":"x","b":[1,2]}'));
+    expect(argumentsFingerprint({ a: 'x', b: [1, 2] })).toBe(argumentsFingerprint(args));
+    expect(argumentsFingerprint({ a: 'x', b: [2, 1] })).not.toBe(argumentsFingerprint(args));
+    expect(argumentsFingerprint({})).toBe(sha256('{}'));
+  });
+
+  it('throws CanonicalizationError (not a KeyDerivationError) for values it cannot encode', () => {
+    try {
+      argumentsFingerprint({ a: [Number.POSITIVE_INFINITY] });
+      expect.fail('expected a CanonicalizationError');
+    } catch (error) {
+      expect(CanonicalizationError.isInstance(error)).toBe(true);
+      expect((error as CanonicalizationError).path).toBe('/a/0');
+    }
+  });
+});
+
+describe('properties', () => {
+  const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 8 });
+  // Keys NFC-normalised (duplicates merged) so that no generated object is refused.
+  const args = fc
+    .dictionary(fc.string({ unit: 'grapheme', maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 })
+    .map((value) =>
+      Object.fromEntries(Object.entries(value).map(([key, member]) => [key.normalize('NFC'), member])),
+    );
+
+  it('the envelope equals canonicalJson of the envelope object, for every strategy and scope', () => {
+    fc.assert(
+      fc.property(
+        text,
+        text,
+        text,
+        text,
+        args,
+        fc.constantFrom('arguments', 'call', 'business'),
+        fc.constantFrom('run', 'tenant'),
+        (tenant, runId, tool, id, argumentsValue, strategy, scope) => {
+          const normal = JSON.parse(JSON.stringify(argumentsValue)) as Record<string, unknown>;
+          const input: KeyInput =
+            strategy === 'arguments'
+              ? { tenant, runId, tool, arguments: normal, scope }
+              : strategy === 'call'
+                ? { tenant, runId, tool, arguments: normal, scope, key: 'call', callId: id }
+                : { tenant, runId, tool, arguments: normal, scope, key: () => id };
+          const tagged =
+            strategy === 'arguments'
+              ? { arguments: normal }
+              : strategy === 'call'
+                ? { call: id }
+                : { business: id };
+          let expected: string;
+          try {
+            expected = canonicalJson(envelope(input, tagged));
+          } catch (error) {
+            // e.g. two generated keys equal after NFC: both ways must refuse.
+            expect(CanonicalizationError.isInstance(error)).toBe(true);
+            expect(() => canonicalEnvelope(input)).toThrow(KeyDerivationError);
+            return;
+          }
+          expect(canonicalEnvelope(input)).toBe(expected);
+          expect(idempotencyKey(input)).toBe(sha256(expected));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('argument order never changes the key', () => {
+    fc.assert(
+      fc.property(args, (value) => {
+        const reversed = Object.fromEntries(Object.entries(value).reverse());
+        expect(idempotencyKey({ ...base, arguments: reversed })).toBe(
+          idempotencyKey({ ...base, arguments: value }),
+        );
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('different canonical arguments give different keys', () => {
+    fc.assert(
+      fc.property(args, args, (a, b) => {
+        fc.pre(canonicalJson(a) !== canonicalJson(b));
+        expect(idempotencyKey({ ...base, arguments: a })).not.toBe(idempotencyKey({ ...base, arguments: b }));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
