@@ -1,0 +1,120 @@
+// RedisStore on a 3-master Redis Cluster through ioredis' Cluster client: the conformance suite,
+// plus what only a cluster shows (records spread over masters, forget on every master, waiters
+// woken across nodes). The cluster is started here on loopback from the redis-server binary
+// (or taken from REDIS_CLUSTER_NODES) and stopped by pid afterwards, also on failure.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { describeStoreConformance } from '@toolfence/core/testing';
+import { RedisStore } from '@toolfence/stores/redis';
+import { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  deletePrefix,
+  freePort,
+  keysUnder,
+  type RedisClusterUnderTest,
+  randomPrefix,
+  startRedisCluster,
+} from '../support/redis.js';
+
+const prefix = randomPrefix('cluster');
+let cluster: RedisClusterUnderTest | undefined;
+const clients: Cluster[] = [];
+
+async function connectCluster(): Promise<Cluster> {
+  if (cluster === undefined) throw new Error('the Redis Cluster did not start (see the beforeAll error)');
+  const client = new Cluster(cluster.nodes);
+  client.on('error', () => {});
+  clients.push(client);
+  await client.ping();
+  return client;
+}
+
+beforeAll(async () => {
+  cluster = await startRedisCluster();
+}, 60_000);
+
+afterAll(async () => {
+  try {
+    const [first] = clients;
+    if (first !== undefined && first.status === 'ready') {
+      await deletePrefix(first, prefix);
+      expect(await keysUnder(first, prefix)).toEqual([]);
+    }
+  } finally {
+    for (const client of clients) client.disconnect();
+    await cluster?.stop();
+  }
+});
+
+describeStoreConformance(
+  'RedisStore on Redis Cluster',
+  async () => new RedisStore({ client: await connectCluster(), prefix }),
+  {
+    createUnavailableStore: async () => {
+      const client = new Cluster([{ host: '127.0.0.1', port: await freePort() }]);
+      client.on('error', () => {});
+      clients.push(client);
+      return new RedisStore({ client, prefix, commandTimeoutMs: 500 });
+    },
+  },
+);
+
+describe('RedisStore on Redis Cluster, cluster-specific', () => {
+  const claimOptions = () => ({
+    tool: 'book_seat',
+    fingerprint: 'f'.repeat(64),
+    owner: randomUUID(),
+    leaseMs: 10_000,
+    retentionMs: 60_000,
+    mode: 'at-least-once' as const,
+    maxAttempts: 3,
+    checkFingerprint: false,
+  });
+
+  it('spreads records over every master and forgets a tenant on all of them', async () => {
+    const client = await connectCluster();
+    const store = new RedisStore({ client, prefix });
+    try {
+      const tenant = `spread-${randomUUID()}`;
+      const refs = Array.from({ length: 60 }, () => ({ tenant, key: randomBytes(32).toString('hex') }));
+      for (const ref of refs) expect((await store.claim(ref, claimOptions())).status).toBe('acquired');
+      const perMaster = await Promise.all(
+        client.nodes('master').map(async (node) => {
+          let count = 0;
+          let cursor = '0';
+          do {
+            const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}:r:*`, 'COUNT', 1000);
+            cursor = next;
+            count += keys.length;
+          } while (cursor !== '0');
+          return count;
+        }),
+      );
+      expect(perMaster).toHaveLength(3);
+      for (const count of perMaster) expect(count).toBeGreaterThan(0);
+      expect(await store.forget({ tenant })).toBe(60);
+      for (const ref of refs.slice(0, 5)) expect(await store.get(ref)).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('wakes a waiter by publish when the record settles on another node', async () => {
+    const store = new RedisStore({ client: await connectCluster(), prefix });
+    try {
+      const ref = { tenant: 'acme', key: randomBytes(32).toString('hex') };
+      const options = claimOptions();
+      const claimed = await store.claim(ref, options);
+      expect(claimed.status).toBe('acquired');
+      const started = performance.now();
+      const waiting = store.waitForSettle(ref, { timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      await store.complete(ref, { fence: 1, owner: options.owner }, '"done"', 60_000);
+      expect(await waiting).toBe('settled');
+      // Faster than the first poll (250 ms): the message arrived.
+      expect(performance.now() - started).toBeLessThan(220);
+    } finally {
+      await store.close();
+    }
+  });
+});
