@@ -402,10 +402,9 @@ describe('outcomes', () => {
 });
 
 describe('round trips, record size, script registration', () => {
-  it('costs 2 round trips for a first call, 1 for a repeat, 1 for a takeover', async () => {
+  it('costs 2 round trips for a first call, 1 for a repeat, 1 for a takeover (fresh connection)', async () => {
     const counted = await newClient();
     const counting = newStore(counted);
-    await counting.get(newRef()); // loads the get script (EVALSHA, NOSCRIPT, EVAL) once
     const counter = countCommands(counted);
     try {
       const ref = newRef();
