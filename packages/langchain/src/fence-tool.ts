@@ -1,0 +1,330 @@
+import { parseCallbackConfigArg } from '@langchain/core/callbacks/manager';
+import { type ToolCall, ToolMessage } from '@langchain/core/messages';
+import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
+import {
+  StructuredTool,
+  type StructuredToolCallInput,
+  type StructuredToolInterface,
+  type ToolReturnType,
+  type ToolRunnableConfig,
+} from '@langchain/core/tools';
+import type { Guard, IdempotencyPolicy, ResolvedPolicy } from '@toolfence/core';
+import {
+  type ConfigValue,
+  missingRunIdError,
+  resolveConfigValue,
+  resolveRunId,
+} from './internal/call-scope.js';
+import { isGraphBubbleUp, isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
+import {
+  type ArgumentSchema,
+  argumentSchemaOf,
+  keyArgumentsOf,
+  parameterNamesOf,
+  parseArguments,
+} from './internal/tool-arguments.js';
+
+export type { ConfigValue } from './internal/call-scope.js';
+export type { OnIndeterminate } from './internal/stop-errors.js';
+
+/** Options of {@link fenceTool}. */
+export interface FenceToolOptions {
+  /** The guard (and through it the store) every worker of the agent shares. */
+  readonly guard: Guard;
+  /** How repeating this tool affects the world, and how its key is made. */
+  readonly policy: IdempotencyPolicy;
+  /**
+   * When the call ends with `IndeterminateOutcomeError` (an effectful call whose outcome is
+   * unknown) or `ExecutionAbandonedError`:
+   * - `'throw'` (default): `invoke` rejects with that error. Note that a LangGraph `ToolNode`
+   *   (and `createAgent` without {@link toolfenceMiddleware}) catches tool errors by default and
+   *   shows them to the model; use `toolfenceMiddleware`, or `handleToolErrors: false`, for the
+   *   error to stop the run.
+   * - `'report'`: resolve with a model-readable error `ToolMessage` (status `'error'`) that names
+   *   the tool, says the action may have happened and must not be retried.
+   */
+  readonly onIndeterminate?: OnIndeterminate;
+  /** Tenant of each call: a string, or a resolver of the call's config. Default: the guard's. */
+  readonly tenant?: ConfigValue;
+  /**
+   * Run id of each call (part of `'run'`-scoped keys): a string, or a resolver of the call's
+   * config. Default: `configurable.thread_id`.
+   */
+  readonly runId?: ConfigValue;
+}
+
+type InputOf<T> = T extends StructuredToolInterface<any, infer I, any> ? I : unknown;
+type OutputOf<T> = T extends StructuredToolInterface<any, any, infer O> ? O : unknown;
+
+/** The wrapped tool as the wrapper calls it. */
+type InnerTool = StructuredToolInterface & {
+  responseFormat?: string;
+  verboseParsingErrors?: boolean;
+  defaultConfig?: ToolRunnableConfig;
+  metadata?: Record<string, unknown>;
+  verbose?: boolean;
+  tags?: string[];
+  callbacks?: StructuredTool['callbacks'];
+};
+
+/** What the body returned to the guard in this call (so the first caller gets it untouched). */
+interface OwnResult {
+  readonly recorded: unknown;
+  readonly output: unknown;
+}
+
+/**
+ * A LangChain tool guarded by toolfence. To an agent it is the wrapped tool: same `name`,
+ * `description`, `schema`, `returnDirect`, `responseFormat`, `extras`, `metadata`, `tags`,
+ * `verbose`, `verboseParsingErrors`; on a first run it returns exactly what the wrapped tool
+ * returned. Build it with {@link fenceTool}.
+ *
+ * Each call: the arguments are parsed with the tool's schema (a bad call throws the same
+ * `ToolInputParsingException` as the tool would, and claims nothing), then run through
+ * `guard.run` keyed on the parsed arguments, with the tool call id as `callId`. A repeat gets
+ * the recorded content (and artifact, for `content_and_artifact`) as a new `ToolMessage` for
+ * the CURRENT tool call id.
+ */
+export class FencedTool<T extends StructuredToolInterface = StructuredToolInterface> extends StructuredTool<
+  T['schema'],
+  any,
+  InputOf<T>,
+  OutputOf<T>
+> {
+  static override lc_name(): string {
+    return 'FencedTool';
+  }
+
+  name: string;
+  description: string;
+  schema: T['schema'];
+  /** The tool this one guards. */
+  readonly wrappedTool: T;
+  /** The policy, checked and filled in when the tool was wrapped. */
+  readonly policy: ResolvedPolicy;
+  private readonly guard: Guard;
+  private readonly rawPolicy: IdempotencyPolicy;
+  private readonly onIndeterminate: OnIndeterminate;
+  private readonly tenantOption: ConfigValue | undefined;
+  private readonly runIdOption: ConfigValue | undefined;
+  private readonly argumentSchema: ArgumentSchema;
+
+  /** @throws PolicyError when the policy is invalid or names a key argument the schema lacks. */
+  constructor(tool: T, options: FenceToolOptions) {
+    const inner = tool as unknown as InnerTool;
+    super({
+      verbose: inner.verbose,
+      callbacks: inner.callbacks,
+      tags: inner.tags,
+      metadata: inner.metadata,
+      responseFormat: inner.responseFormat,
+      verboseParsingErrors: inner.verboseParsingErrors,
+      extras: inner.extras,
+    });
+    if (options?.guard === undefined) throw new TypeError('fenceTool needs a guard');
+    this.name = tool.name;
+    this.description = tool.description;
+    this.schema = tool.schema;
+    this.returnDirect = tool.returnDirect;
+    this.responseFormat = inner.responseFormat ?? 'content';
+    this.wrappedTool = tool;
+    this.guard = options.guard;
+    this.rawPolicy = withInterruptsAsNoEffect(options.policy);
+    this.onIndeterminate = options.onIndeterminate ?? 'throw';
+    if (this.onIndeterminate !== 'throw' && this.onIndeterminate !== 'report') {
+      throw new TypeError(
+        `onIndeterminate must be 'throw' or 'report', got ${String(options.onIndeterminate)}`,
+      );
+    }
+    this.tenantOption = options.tenant;
+    this.runIdOption = options.runId;
+    this.argumentSchema = argumentSchemaOf(inner);
+    const parameterNames = parameterNamesOf(this.argumentSchema);
+    this.policy = this.guard.checkPolicy(
+      this.rawPolicy,
+      parameterNames === undefined ? { tool: tool.name } : { tool: tool.name, parameterNames },
+    );
+  }
+
+  /**
+   * Parse, guard and run (or replay) one call.
+   *
+   * @returns what the wrapped tool returns: a `ToolMessage` when invoked with a tool call (or a
+   *   config carrying `toolCall`), else the tool's content.
+   * @throws ToolInputParsingException the arguments do not match the schema (nothing claimed)
+   * @throws KeyDerivationError no run id for a `'run'`-scoped key, or a key argument is missing
+   * @throws IndeterminateOutcomeError | ExecutionAbandonedError unless `onIndeterminate: 'report'`
+   * and every other error of `Guard.run` and of the wrapped tool.
+   */
+  override async invoke<
+    TInput extends StructuredToolCallInput<T['schema'], InputOf<T>>,
+    TConfig extends ToolRunnableConfig | undefined,
+  >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, OutputOf<T>>> {
+    return (await this.guardedInvoke(input, config)) as ToolReturnType<TInput, TConfig, OutputOf<T>>;
+  }
+
+  /** @deprecated as in LangChain: use {@link FencedTool.invoke}. Routed through `invoke`. */
+  override async call<
+    TArg extends StructuredToolCallInput<T['schema'], InputOf<T>>,
+    TConfig extends ToolRunnableConfig | undefined,
+  >(arg: TArg, configArg?: TConfig, tags?: string[]): Promise<ToolReturnType<TArg, TConfig, OutputOf<T>>> {
+    const config = parseCallbackConfigArg(configArg) as ToolRunnableConfig;
+    const withTags = tags === undefined ? config : { ...config, tags: [...(config.tags ?? []), ...tags] };
+    return (await this.guardedInvoke(arg, withTags)) as ToolReturnType<TArg, TConfig, OutputOf<T>>;
+  }
+
+  /** Never called: `invoke` and `call` delegate to the wrapped tool. */
+  protected override async _call(): Promise<OutputOf<T>> {
+    throw new Error('FencedTool runs the wrapped tool through invoke()');
+  }
+
+  private async guardedInvoke(input: unknown, config: ToolRunnableConfig | undefined): Promise<unknown> {
+    const toolCall = isToolCall(input) ? input : undefined;
+    const effective = ensureConfig(
+      mergeConfigs(
+        this.wrappedTool instanceof StructuredTool ? this.wrappedTool.defaultConfig : undefined,
+        config,
+      ),
+    ) as ToolRunnableConfig;
+    // The id the wrapped tool's ToolMessage would carry (StructuredTool.call reads the same two).
+    const callId = nonEmpty(toolCall?.id) ?? nonEmpty(effective.toolCall?.id);
+    const parsed = await parseArguments(this.argumentSchema, toolCall === undefined ? input : toolCall.args);
+
+    const runId = resolveRunId(this.runIdOption, effective);
+    if (this.policy.scope === 'run' && runId === undefined) throw missingRunIdError(this.name);
+    const tenant = resolveConfigValue(this.tenantOption, effective);
+
+    let own = undefined as OwnResult | undefined;
+    try {
+      const value = await this.guard.run(
+        {
+          tool: this.name,
+          arguments: keyArgumentsOf(parsed),
+          callId,
+          runId,
+          tenant,
+          policy: this.rawPolicy,
+          signal: effective.signal,
+        },
+        async (context) => {
+          // The lease keeper and the timeout cancel the tool through this signal (it already
+          // includes the caller's).
+          const output = await this.wrappedTool.invoke(input as never, { ...config, signal: context.signal });
+          const recorded = this.recordOf(output);
+          own = { recorded, output };
+          return recorded;
+        },
+      );
+      if (own !== undefined && value === own.recorded) return own.output;
+      return this.replay(value, callId);
+    } catch (error) {
+      if (this.onIndeterminate === 'report' && isStopError(error)) {
+        const content = stopReport(error);
+        if (callId === undefined) return content;
+        return new ToolMessage({ status: 'error', content, tool_call_id: callId, name: this.name });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * What is stored: the tool's content, or `[content, artifact]` for `content_and_artifact` (the
+   * shape the tool itself returns, so an operator can resolve a record with it).
+   */
+  private recordOf(output: unknown): unknown {
+    const withArtifact = this.responseFormat === 'content_and_artifact';
+    if (ToolMessage.isInstance(output)) {
+      return withArtifact ? [output.content, output.artifact ?? null] : output.content;
+    }
+    return withArtifact ? [output, null] : output;
+  }
+
+  /** Rebuild the wrapped tool's answer from a recorded outcome, for the current call. */
+  private replay(recorded: unknown, callId: string | undefined): unknown {
+    let content: unknown = recorded;
+    let artifact: unknown;
+    if (this.responseFormat === 'content_and_artifact' && Array.isArray(recorded) && recorded.length === 2) {
+      [content, artifact] = recorded;
+    }
+    if (callId === undefined) return content;
+    const metadata = (this.wrappedTool as unknown as InnerTool).metadata;
+    return new ToolMessage({
+      status: 'success',
+      content: messageContent(content),
+      artifact: artifact ?? undefined,
+      tool_call_id: callId,
+      name: this.name,
+      ...(metadata === undefined ? {} : { metadata }),
+    });
+  }
+}
+
+/**
+ * Guard a LangChain tool with toolfence. The result is a {@link FencedTool} that an agent
+ * (`createAgent`, LangGraph's `ToolNode`, `bindTools`) cannot tell from `tool`.
+ *
+ * - Arguments are parsed with the tool's schema before the guard: a bad call throws
+ *   `ToolInputParsingException` and claims nothing.
+ * - The key is made from the parsed arguments (or per `policy.key`), the tenant and the run id
+ *   (`configurable.thread_id` unless `runId` is given); the call id is the tool call's `id`.
+ * - A repeat of a finished call gets the recorded result for the current tool call id; the
+ *   tool's body is not entered.
+ *
+ * @example
+ * ```ts
+ * const createTicket = fenceTool(createTicketTool, {
+ *   guard,
+ *   policy: { kind: Idempotency.EFFECTFUL, keyArguments: ['title'] },
+ * });
+ * ```
+ * @throws PolicyError at wrap time: an invalid policy, or `keyArguments` naming an argument
+ *   that is not a parameter of the tool's schema.
+ */
+export function fenceTool<T extends StructuredToolInterface>(
+  tool: T,
+  options: FenceToolOptions,
+): FencedTool<T> {
+  return new FencedTool(tool, options);
+}
+
+/**
+ * LangGraph's control flow (`interrupt()`, a `Command.PARENT` handoff) leaves a tool by throwing a
+ * "bubble-up" error. It is not a failure: the tool has not finished and, on resume, LangGraph
+ * runs it again from the top with the same call id. So its claim is released (never marked
+ * indeterminate) and the error passes through unchanged. As LangGraph documents, code before an
+ * `interrupt()` runs again on resume; keep effects after it.
+ */
+function withInterruptsAsNoEffect(policy: IdempotencyPolicy): IdempotencyPolicy {
+  if (policy === null || typeof policy !== 'object') return policy;
+  const isNoEffectError = policy.isNoEffectError;
+  // An invalid one is left for checkPolicy to refuse.
+  if (isNoEffectError !== undefined && typeof isNoEffectError !== 'function') return policy;
+  return {
+    ...policy,
+    isNoEffectError: (error: unknown) => isGraphBubbleUp(error) || isNoEffectError?.(error) === true,
+  };
+}
+
+function isToolCall(value: unknown): value is ToolCall {
+  return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'tool_call';
+}
+
+function nonEmpty(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}
+
+/** As `StructuredTool` formats output: strings and content-block arrays as they are, else JSON. */
+function messageContent(content: unknown): ToolMessage['content'] {
+  if (typeof content === 'string') return content;
+  if (
+    Array.isArray(content) &&
+    content.every((block) => typeof block === 'object' && block !== null && 'type' in block)
+  ) {
+    return content as ToolMessage['content'];
+  }
+  try {
+    return JSON.stringify(content) ?? '';
+  } catch {
+    return String(content);
+  }
+}

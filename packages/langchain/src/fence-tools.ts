@@ -1,0 +1,59 @@
+import type { StructuredToolInterface } from '@langchain/core/tools';
+import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { type FencedTool, fenceTool } from './fence-tool.js';
+import type { ConfigValue } from './internal/call-scope.js';
+import type { OnIndeterminate } from './internal/stop-errors.js';
+
+/** Options of {@link fenceTools}. */
+export interface FenceToolsOptions {
+  readonly guard: Guard;
+  /** A policy per tool name. A tool without one passes through unchanged. */
+  readonly policies: Readonly<Record<string, IdempotencyPolicy>>;
+  /** As in {@link FenceToolOptions.onIndeterminate}, for every fenced tool. */
+  readonly onIndeterminate?: OnIndeterminate;
+  /** As in {@link FenceToolOptions.tenant}. */
+  readonly tenant?: ConfigValue;
+  /** As in {@link FenceToolOptions.runId}. */
+  readonly runId?: ConfigValue;
+}
+
+/**
+ * Guard the tools of a list that have a policy (by tool name); the others are returned as they
+ * are (the same objects). The order is kept.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({
+ *   model,
+ *   tools: fenceTools([createTicket, searchDocs], {
+ *     guard,
+ *     policies: { create_ticket: { kind: Idempotency.EFFECTFUL } },
+ *   }),
+ * });
+ * ```
+ * @throws PolicyError at wrap time: a policy is invalid, names a key argument that is not a
+ *   parameter of its tool, or names a tool that is not in the list (a typo would otherwise leave
+ *   the tool unguarded).
+ */
+export function fenceTools<const Tools extends readonly StructuredToolInterface[]>(
+  tools: Tools,
+  options: FenceToolsOptions,
+): { [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> } {
+  const { policies, ...shared } = options;
+  const names = new Set(tools.map((tool) => tool.name));
+  for (const name of Object.keys(policies)) {
+    if (!names.has(name)) {
+      throw new PolicyError(
+        'policies',
+        `name "${name}", which is not one of the tools (${[...names].join(', ')})`,
+        {
+          tool: name,
+        },
+      );
+    }
+  }
+  return tools.map((tool) => {
+    const policy = Object.hasOwn(policies, tool.name) ? policies[tool.name] : undefined;
+    return policy === undefined ? tool : fenceTool(tool, { ...shared, policy });
+  }) as { [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> };
+}
