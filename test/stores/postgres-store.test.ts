@@ -1,0 +1,459 @@
+// PostgresStore behaviour that the generic conformance suite cannot see: real connection-level
+// races, migrations under concurrency, pooler-style connection hopping (C06), round trips,
+// retention cleanup, identifier quoting and the single LISTEN connection.
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { ClaimOptions, RecordRef } from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core';
+import { PostgresStore, type PostgresStoreOptions } from '@toolfence/stores/postgres';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createPool,
+  databaseUrl,
+  dropSchema,
+  requirePostgres,
+  uniqueSchemaName,
+} from '../support/postgres.js';
+
+const DAY_MS = 86_400_000;
+const schema = uniqueSchemaName('pgstore');
+const schemas = [schema];
+const pools: pg.Pool[] = [];
+const stores: PostgresStore[] = [];
+let pool: pg.Pool;
+let store: PostgresStore;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const ref = (): RecordRef => ({
+  tenant: `t-${randomBytes(4).toString('hex')}`,
+  key: randomBytes(32).toString('hex'),
+});
+const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
+  tool: 'refund',
+  fingerprint: 'f'.repeat(64),
+  owner: randomUUID(),
+  leaseMs: 30_000,
+  retentionMs: DAY_MS,
+  mode: 'at-least-once',
+  maxAttempts: 3,
+  checkFingerprint: false,
+  ...overrides,
+});
+
+function newPool(config: pg.PoolConfig = {}): pg.Pool {
+  const created = createPool(config);
+  pools.push(created);
+  return created;
+}
+
+function newStore(
+  options: Partial<PostgresStoreOptions> & Pick<PostgresStoreOptions, 'pool'>,
+): PostgresStore {
+  const created = new PostgresStore({ schema, autoCleanup: false, ...options });
+  stores.push(created);
+  return created;
+}
+
+async function scalar<T>(text: string, values: unknown[] = []): Promise<T> {
+  const result = await pool.query(text, values);
+  return Object.values(result.rows[0] as Record<string, unknown>)[0] as T;
+}
+
+beforeAll(async () => {
+  await requirePostgres();
+  pool = newPool({ max: 30 });
+  store = newStore({ pool });
+  expect(await store.ensureSchema()).toEqual({ applied: [1] });
+});
+
+afterAll(async () => {
+  await Promise.all(stores.map((created) => created.close()));
+  for (const name of schemas) await dropSchema(name);
+  await Promise.all(pools.map((created) => created.end()));
+});
+
+describe('PostgresStore on PostgreSQL', () => {
+  it('20 connections claim one key at once, 50 times over: exactly one winner every time', async () => {
+    const clients = await Promise.all(Array.from({ length: 20 }, () => pool.connect()));
+    try {
+      const pids = await Promise.all(
+        clients.map(async (client) => (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid),
+      );
+      expect(new Set(pids).size).toBe(20);
+      // One store per dedicated connection: every claimer really is a different backend.
+      const racers = clients.map((client) => newStore({ pool: client }));
+      for (let round = 0; round < 50; round++) {
+        const target = ref();
+        const results = await Promise.all(racers.map((racer) => racer.claim(target, claimOptions())));
+        const statuses = results.map((result) => result.status);
+        expect(
+          statuses.filter((status) => status === 'acquired'),
+          `round ${round}`,
+        ).toHaveLength(1);
+        expect(
+          statuses.filter((status) => status === 'busy'),
+          `round ${round}`,
+        ).toHaveLength(19);
+      }
+    } finally {
+      for (const client of clients) client.release();
+    }
+  });
+
+  it('20 connections race to take over one expired lease: exactly one takeover with fence 2', async () => {
+    const clients = await Promise.all(Array.from({ length: 20 }, () => pool.connect()));
+    try {
+      const racers = clients.map((client) => newStore({ pool: client }));
+      for (let round = 0; round < 10; round++) {
+        const target = ref();
+        expect((await store.claim(target, claimOptions({ leaseMs: 50 }))).status).toBe('acquired');
+        await sleep(70);
+        const results = await Promise.all(racers.map((racer) => racer.claim(target, claimOptions())));
+        const winners = results.filter((result) => result.status === 'acquired');
+        expect(winners, `round ${round}`).toHaveLength(1);
+        expect(winners[0]).toMatchObject({ fence: 2, attempt: 2, takeover: true });
+        expect(results.filter((result) => result.status === 'busy')).toHaveLength(19);
+      }
+    } finally {
+      for (const client of clients) client.release();
+    }
+  });
+
+  it('ensureSchema run by 20 pools at once applies the migration exactly once', async () => {
+    const raceSchema = uniqueSchemaName('migrate');
+    schemas.push(raceSchema);
+    const racers = Array.from({ length: 20 }, () =>
+      newStore({ pool: newPool({ max: 1 }), schema: raceSchema }),
+    );
+    const results = await Promise.all(racers.map((racer) => racer.ensureSchema()));
+    expect(results.filter((result) => result.applied.length > 0)).toEqual([{ applied: [1] }]);
+    expect(results.filter((result) => result.applied.length === 0)).toHaveLength(19);
+    expect(
+      Number(
+        await scalar(
+          `SELECT count(*) FROM ${pg.escapeIdentifier(raceSchema)}.idempotency_records_migrations`,
+        ),
+      ),
+    ).toBe(1);
+    expect(await racers[0]!.ensureSchema()).toEqual({ applied: [] });
+    const target = ref();
+    expect((await racers[7]!.claim(target, claimOptions())).status).toBe('acquired');
+  });
+
+  it('holds no session-level lock: claim on one connection, complete and release on others (C06)', async () => {
+    const [a, b, c] = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
+    try {
+      const pid = async (client: pg.PoolClient) =>
+        (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      expect(new Set([await pid(a), await pid(b), await pid(c)]).size).toBe(3);
+      const onA = newStore({ pool: a });
+      const onB = newStore({ pool: b });
+      const onC = newStore({ pool: c });
+
+      const first = ref();
+      const options = claimOptions();
+      const claimed = await onA.claim(first, options);
+      expect(claimed.status).toBe('acquired');
+      expect(Number(await scalar("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"))).toBe(0);
+      const holder = { fence: 1, owner: options.owner };
+      expect(await onB.renew(first, holder, 30_000)).toMatchObject({ status: 'renewed' });
+      expect(await onB.complete(first, holder, '"done"', DAY_MS)).toEqual({ status: 'completed' });
+      expect((await onC.claim(first, claimOptions())).status).toBe('completed');
+
+      const second = ref();
+      const secondOptions = claimOptions();
+      await onA.claim(second, secondOptions);
+      expect(await onC.release(second, { fence: 1, owner: secondOptions.owner })).toEqual({
+        status: 'released',
+      });
+      expect(await onB.get(second)).toBeNull();
+
+      // A change that matches no row is reported, never silently ignored.
+      expect(await onB.release(second, { fence: 1, owner: secondOptions.owner })).toEqual({
+        status: 'not_found',
+      });
+      expect(await onB.complete(second, { fence: 1, owner: secondOptions.owner }, '"x"', DAY_MS)).toEqual({
+        status: 'not_found',
+      });
+      expect(await onC.complete(first, { fence: 1, owner: 'not-the-holder' }, '"x"', DAY_MS)).toMatchObject({
+        status: 'stale',
+        record: { state: 'completed', outcome: '"done"' },
+      });
+      expect(await onC.release(first, holder)).toMatchObject({ status: 'stale' });
+    } finally {
+      a.release();
+      b.release();
+      c.release();
+    }
+  });
+
+  it('round trips: first call 2, repeat 1, takeover 1, busy 1', async () => {
+    const texts: string[] = [];
+    const counting = {
+      query: (text: string, values?: unknown[]) => {
+        texts.push(text);
+        return pool.query(text, values);
+      },
+    };
+    const counted = newStore({ pool: counting });
+    const measure = async (work: () => Promise<unknown>) => {
+      texts.length = 0;
+      await work();
+      return texts.length;
+    };
+    const target = ref();
+    const options = claimOptions();
+    expect(
+      await measure(async () => {
+        await counted.claim(target, options);
+        await counted.complete(target, { fence: 1, owner: options.owner }, '"r"', DAY_MS);
+      }),
+    ).toBe(2);
+    expect(await measure(() => counted.claim(target, claimOptions()))).toBe(1);
+
+    const lapsed = ref();
+    await counted.claim(lapsed, claimOptions({ leaseMs: 50 }));
+    expect(await measure(() => counted.claim(lapsed, claimOptions()))).toBe(1); // busy
+    await sleep(70);
+    let takeover: unknown;
+    expect(
+      await measure(async () => {
+        takeover = await counted.claim(lapsed, claimOptions());
+      }),
+    ).toBe(1);
+    expect(takeover).toMatchObject({ status: 'acquired', fence: 2, takeover: true });
+  });
+
+  it('treats expired rows as absent and cleanup() deletes them in bounded batches', async () => {
+    const tenant = `cleanup-${randomBytes(4).toString('hex')}`;
+    const expired = Array.from({ length: 25 }, () => ({ tenant, key: randomBytes(32).toString('hex') }));
+    for (const target of expired) {
+      const options = claimOptions({ leaseMs: 10, retentionMs: 0 });
+      await store.claim(target, options);
+      await store.complete(target, { fence: 1, owner: options.owner }, '"old"', 0);
+    }
+    const live = { tenant, key: randomBytes(32).toString('hex') };
+    await store.claim(live, claimOptions());
+    await sleep(20);
+    const rowsOfTenant = async () =>
+      Number(await scalar(`SELECT count(*) FROM ${store.tableName} WHERE tenant = $1`, [tenant]));
+    expect(await rowsOfTenant()).toBe(26);
+    expect(await store.get(expired[0]!)).toBeNull();
+
+    // Other test files' rows are in other schemas; this table may hold expired rows of earlier
+    // tests, so count down from what is there.
+    const expiredTotal = Number(
+      await scalar(`SELECT count(*) FROM ${store.tableName} WHERE expires_at <= now()`),
+    );
+    expect(expiredTotal).toBeGreaterThanOrEqual(25);
+    let deleted = 0;
+    for (;;) {
+      const batch = await store.cleanup({ limit: 10 });
+      expect(batch).toBeLessThanOrEqual(10);
+      deleted += batch;
+      if (batch < 10) break;
+    }
+    expect(deleted).toBeGreaterThanOrEqual(25);
+    expect(await rowsOfTenant()).toBe(1);
+    expect(await store.get(live)).toMatchObject({ state: 'in_progress' });
+    await expect(store.cleanup({ limit: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('a claim over an expired row replaces it in the same statement, starting at fence 1', async () => {
+    const target = ref();
+    const first = claimOptions({ leaseMs: 10, retentionMs: 0 });
+    await store.claim(target, first);
+    await store.complete(target, { fence: 1, owner: first.owner }, '"old"', 0);
+    await sleep(15);
+    const again = await store.claim(target, claimOptions({ tool: 'another-tool' }));
+    expect(again).toMatchObject({ status: 'acquired', fence: 1, attempt: 1, takeover: false });
+    expect(await store.get(target)).toMatchObject({ tool: 'another-tool', state: 'in_progress' });
+    expect((await store.get(target))?.outcome).toBeUndefined();
+  });
+
+  it('runs opportunistic cleanup off the caller’s path after everyClaims claims', async () => {
+    const auto = newStore({ pool, autoCleanup: { everyClaims: 3, limit: 1000 } });
+    const target = ref();
+    const options = claimOptions({ leaseMs: 10, retentionMs: 0 });
+    await auto.claim(target, options);
+    await auto.complete(target, { fence: 1, owner: options.owner }, '"old"', 0);
+    await sleep(15);
+    const count = async () =>
+      Number(await scalar(`SELECT count(*) FROM ${store.tableName} WHERE tenant = $1`, [target.tenant]));
+    expect(await count()).toBe(1);
+    await auto.claim(ref(), claimOptions());
+    await auto.claim(ref(), claimOptions());
+    await auto.close(); // waits for the background run
+    expect(await count()).toBe(0);
+  });
+
+  it('quotes odd schema and table names everywhere, including the NOTIFY trigger', async () => {
+    const oddSchema = `Odd "Schema"; DROP ${randomBytes(3).toString('hex')}`;
+    const oddTable = 'Tool Fence "records" --';
+    schemas.push(oddSchema);
+    const odd = newStore({ pool, schema: oddSchema, table: oddTable });
+    expect(await odd.ensureSchema()).toEqual({ applied: [1] });
+    expect(
+      await scalar('SELECT count(*)::int FROM pg_tables WHERE schemaname = $1 AND tablename IN ($2, $3)', [
+        oddSchema,
+        oddTable,
+        `${oddTable}_migrations`,
+      ]),
+    ).toBe(2);
+    const target = ref();
+    const options = claimOptions();
+    expect((await odd.claim(target, options)).status).toBe('acquired');
+    const waiting = odd.waitForSettle(target, { timeoutMs: 10_000 });
+    await sleep(100);
+    await odd.complete(target, { fence: 1, owner: options.owner }, '"odd"', DAY_MS);
+    expect(await waiting).toBe('settled');
+    expect(await odd.get(target)).toMatchObject({ outcome: '"odd"' });
+    // The default-named table in the same database is untouched.
+    expect(await store.get(target)).toBeNull();
+    expect(() => newStore({ pool, table: '' })).toThrow(TypeError);
+    expect(() => newStore({ pool, schema: 'x'.repeat(64) })).toThrow(TypeError);
+  });
+
+  it('100 waiters share one LISTEN connection and all wake on one settle', async () => {
+    const listenPool = newPool({ max: 5 });
+    let connects = 0;
+    // pool.query() checks out clients through connect(callback); the store's own checkouts are
+    // the promise form, connect() with no argument.
+    const originalConnect = listenPool.connect.bind(listenPool) as (...args: unknown[]) => unknown;
+    (listenPool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (
+      ...args: unknown[]
+    ) => {
+      if (args.length === 0) connects += 1;
+      return originalConnect(...args);
+    };
+    const listening = newStore({ pool: listenPool, safetyPollMs: 60_000 });
+    const target = ref();
+    const options = claimOptions();
+    await listening.claim(target, options);
+    const waiters = Array.from({ length: 100 }, () => listening.waitForSettle(target, { timeoutMs: 10_000 }));
+    await sleep(300);
+    expect(connects).toBe(1);
+    expect(listening.listenConnectionsOpened).toBe(1);
+    expect(
+      Number(
+        await scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [
+          `LISTEN "${listening.channel}"`,
+        ]),
+      ),
+    ).toBe(1);
+    const started = Date.now();
+    await listening.complete(target, { fence: 1, owner: options.owner }, '"done"', DAY_MS);
+    expect(new Set(await Promise.all(waiters))).toEqual(new Set(['settled']));
+    // Woken by the notification, not by a poll (safety poll is a minute, lease 30 s).
+    expect(Date.now() - started).toBeLessThan(2_000);
+
+    await listening.close();
+    expect(
+      Number(
+        await scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [
+          `LISTEN "${listening.channel}"`,
+        ]),
+      ),
+    ).toBe(0);
+    // close() released what the store opened, not the caller's pool.
+    expect((await listenPool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
+  });
+
+  it('reconnects the LISTEN connection when its backend dies, polling meanwhile', async () => {
+    const listenPool = newPool({ max: 5 });
+    const resilient = newStore({ pool: listenPool, safetyPollMs: 60_000 });
+    const first = ref();
+    const firstOptions = claimOptions();
+    await resilient.claim(first, firstOptions);
+    const firstWait = resilient.waitForSettle(first, { timeoutMs: 10_000 });
+    await sleep(200);
+    expect(resilient.listenConnectionsOpened).toBe(1);
+    await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1', [
+      `LISTEN "${resilient.channel}"`,
+    ]);
+    await sleep(100);
+    // Settled while LISTEN may be down: the waiter still learns it (poll, or re-read on reconnect).
+    await resilient.complete(first, { fence: 1, owner: firstOptions.owner }, '"1"', DAY_MS);
+    expect(await firstWait).toBe('settled');
+
+    const deadline = Date.now() + 5_000;
+    while (resilient.listenConnectionsOpened < 2 && Date.now() < deadline) await sleep(50);
+    expect(resilient.listenConnectionsOpened).toBe(2);
+    const second = ref();
+    const secondOptions = claimOptions();
+    await resilient.claim(second, secondOptions);
+    const secondWait = resilient.waitForSettle(second, { timeoutMs: 10_000 });
+    await sleep(100);
+    const started = Date.now();
+    await resilient.complete(second, { fence: 1, owner: secondOptions.owner }, '"2"', DAY_MS);
+    expect(await secondWait).toBe('settled');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('waitForSettle honours the lease renewed while waiting, judged on the database clock', async () => {
+    const target = ref();
+    const options = claimOptions({ leaseMs: 300 });
+    await store.claim(target, options);
+    const started = Date.now();
+    const waiting = store.waitForSettle(target, { timeoutMs: 10_000 });
+    await sleep(150);
+    expect(await store.renew(target, { fence: 1, owner: options.owner }, 600)).toMatchObject({
+      status: 'renewed',
+    });
+    expect(await waiting).toBe('lease_expired');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+  });
+
+  it('waitForSettle rejects with the abort reason', async () => {
+    const target = ref();
+    await store.claim(target, claimOptions());
+    const controller = new AbortController();
+    const waiting = store.waitForSettle(target, { timeoutMs: 10_000, signal: controller.signal });
+    controller.abort(new Error('caller gave up'));
+    await expect(waiting).rejects.toThrow('caller gave up');
+  });
+
+  it('reports a statement timeout as StoreUnavailableError and a missing table as a setup error', async () => {
+    const target = ref();
+    const options = claimOptions();
+    await store.claim(target, options);
+    const locker = await pool.connect();
+    const impatient = newStore({ pool: newPool({ max: 2, options: '-c statement_timeout=200' }) });
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM ${store.tableName} WHERE tenant = $1 AND key = $2 FOR UPDATE`, [
+        target.tenant,
+        target.key,
+      ]);
+      const error = await impatient.claim(target, claimOptions()).catch((caught: unknown) => caught);
+      expect(StoreUnavailableError.isInstance(error), String(error)).toBe(true);
+      expect((error as { cause?: { code?: string } }).cause?.code).toBe('57014');
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+
+    const unmigrated = newStore({ pool, schema: `${schema}_never_created` });
+    const missing = await unmigrated.get(ref()).catch((caught: unknown) => caught);
+    expect(StoreUnavailableError.isInstance(missing)).toBe(false);
+    expect(String(missing)).toMatch(/does not exist; run `await store\.ensureSchema\(\)`/);
+  });
+
+  it('refuses a lease that is zero, negative or not a number instead of storing no expiry', async () => {
+    for (const leaseMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expect(store.claim(ref(), claimOptions({ leaseMs }))).rejects.toThrow(RangeError);
+    }
+  });
+
+  it('records times from the database clock as epoch milliseconds', async () => {
+    const target = ref();
+    const result = await store.claim(target, claimOptions({ leaseMs: 10_000 }));
+    const dbNowMs = Number(
+      await scalar('SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::float8'),
+    );
+    if (result.status !== 'acquired') throw new Error('expected acquired');
+    expect(result.leaseExpiresAtMs - dbNowMs).toBeGreaterThan(9_000);
+    expect(result.leaseExpiresAtMs - dbNowMs).toBeLessThanOrEqual(10_000);
+    expect(Number.isInteger(result.leaseExpiresAtMs)).toBe(true);
+  });
+});
