@@ -4,6 +4,7 @@
  * that starts it: a store test that silently skips proves nothing.
  */
 import { randomBytes } from 'node:crypto';
+import { PostgresStore } from '@toolfence/stores/postgres';
 import pg from 'pg';
 
 export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -56,4 +57,31 @@ export function createUnreachablePool(): pg.Pool {
   url.hostname = '127.0.0.1';
   url.port = '1';
   return createPool({ connectionString: url.toString(), connectionTimeoutMillis: 2_000 });
+}
+
+/**
+ * A migrated PostgresStore in a fresh schema of its own, for one test file. `teardown` closes the
+ * store, drops the schema and ends the pool.
+ */
+export async function openPostgresStore(label: string): Promise<{
+  store: PostgresStore;
+  pool: pg.Pool;
+  schema: string;
+  teardown: () => Promise<void>;
+}> {
+  await requirePostgres();
+  const schema = uniqueSchemaName(label);
+  const pool = createPool({ max: 20 });
+  const store = new PostgresStore({ pool, schema });
+  await store.ensureSchema();
+  return {
+    store,
+    pool,
+    schema,
+    teardown: async () => {
+      await store.close();
+      await dropSchema(schema);
+      await pool.end();
+    },
+  };
 }
