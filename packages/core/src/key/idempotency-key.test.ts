@@ -323,6 +323,18 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
     );
   });
 
+  it('turns an error thrown while reading an argument (a getter) into a KeyDerivationError with it as cause', () => {
+    const boom = new Error('getter failed');
+    const args = {
+      get amount(): number {
+        throw boom;
+      },
+    };
+    const error = derivationError({ ...base, arguments: args });
+    expect(error.message).toMatch(/the arguments could not be read: getter failed/);
+    expect(error.cause).toBe(boom);
+  });
+
   it('lets an argument outside keyArguments be anything (it is not encoded)', () => {
     expect(idempotencyKey({ ...base, arguments: { id: 1, blob: new Map() }, keyArguments: ['id'] })).toMatch(
       /^[0-9a-f]{64}$/,

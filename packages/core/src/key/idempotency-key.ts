@@ -65,7 +65,8 @@ export interface KeyInput {
  *   - `key: 'call'` is used without a non-empty `callId`;
  *   - a function key throws (kept as `cause`) or returns anything but a non-empty string;
  *   - a value cannot be canonicalized: the `CanonicalizationError` is the `cause`, and its path
- *     (relative to the arguments, for an argument value) is in the message.
+ *     (relative to the arguments, for an argument value) is in the message;
+ *   - reading a value threw (a getter or Proxy trap): that error is the `cause`.
  */
 export function idempotencyKey(input: KeyInput): string {
   return sha256Hex(canonicalEnvelope(input));
@@ -222,7 +223,7 @@ function text(tool: string, what: string, value: string): string {
   return PLAIN_ASCII.test(value) ? '"' + value + '"' : part(tool, what, value);
 }
 
-/** `canonicalJson(value)`, a `CanonicalizationError` turned into a `KeyDerivationError`. */
+/** `canonicalJson(value)`, any error it throws turned into a `KeyDerivationError` (kept as `cause`). */
 function part(tool: string, what: string, value: unknown): string {
   try {
     return canonicalJson(value);
@@ -235,7 +236,9 @@ function part(tool: string, what: string, value: unknown): string {
         cause: error,
       });
     }
-    throw error;
+    // A getter or Proxy trap that threw while the value was read: the key is underivable too.
+    const message = error instanceof Error ? error.message : String(error);
+    throw new KeyDerivationError(tool, `${what} could not be read: ${message}`, { cause: error });
   }
 }
 
