@@ -38,7 +38,7 @@ export interface FenceToolsOptions {
 export function fenceTools<const Tools extends readonly StructuredToolInterface[]>(
   tools: Tools,
   options: FenceToolsOptions,
-): { [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> } {
+): { -readonly [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> } {
   const { policies, ...shared } = options;
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(policies)) {
@@ -55,5 +55,5 @@ export function fenceTools<const Tools extends readonly StructuredToolInterface[
   return tools.map((tool) => {
     const policy = Object.hasOwn(policies, tool.name) ? policies[tool.name] : undefined;
     return policy === undefined ? tool : fenceTool(tool, { ...shared, policy });
-  }) as { [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> };
+  }) as { -readonly [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> };
 }
