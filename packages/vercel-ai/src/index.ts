@@ -1,0 +1,19 @@
+// The public API of @toolfence/vercel-ai. Named exports only; everything else is internal.
+
+export {
+  type CallValue,
+  type FenceToolsOptions,
+  fenceTools,
+  isStoppingError,
+  type StoppedCall,
+  type StoppingError,
+  type ToolExecuteOptions,
+  type ToolfenceContext,
+  toolfenceContext,
+} from './fence-tools.js';
+export {
+  indeterminateErrorOf,
+  type StepLike,
+  type StopOnIndeterminateOptions,
+  stopOnIndeterminate,
+} from './stop-on-indeterminate.js';
