@@ -111,8 +111,8 @@ function checkMilliseconds(field: string, value: unknown, tool: string | undefin
  * @param parameterNames the tool's parameter names when its schema is known; every
  *   `keyArguments` entry must be one of them.
  * @throws PolicyError for an unknown kind, non-positive or non-integer milliseconds,
- *   `heartbeatMs >= leaseMs`, `maxAttempts < 1`, `retentionMs < leaseMs`, an empty or
- *   duplicated key argument, a key argument that is not a parameter, or `keyArguments`
+ *   `heartbeatMs >= leaseMs`, `maxAttempts < 1`, `retentionMs < leaseMs`, an empty list of key
+ *   arguments, an empty or duplicated key argument, a key argument that is not a parameter, or `keyArguments`
  *   given together with a `'call'` or function key.
  */
 export function resolvePolicy(
@@ -177,6 +177,12 @@ export function resolvePolicy(
     }
     if (key !== 'arguments') {
       throw new PolicyError('keyArguments', "applies only to the 'arguments' key strategy", { tool });
+    }
+    if (keyArguments.length === 0) {
+      // Every call of the tool would share one key: refuse rather than merge unrelated calls.
+      throw new PolicyError('keyArguments', 'must name at least one argument (omit it to key on all)', {
+        tool,
+      });
     }
     const seen = new Set<string>();
     for (const name of keyArguments) {
