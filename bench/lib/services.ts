@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The commands that start the services the benchmarks expect (the same as .ci/run). */
+export const startRedisCommand =
+  'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no';
+export const startPostgresCommand =
+  'pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start';
+
+/** A name no other run (or test) uses: every key and table the run creates lives under it. */
+export function randomName(label: string): string {
+  return `tf_bench_${label}_${randomBytes(5).toString('hex')}`;
+}
+
+/** Thrown when a service the selected benchmarks need does not answer. */
+export class ServiceMissingError extends Error {
+  override readonly name = 'ServiceMissingError';
+}
+
+/**
+ * An ioredis client on REDIS_URL that answered a PING. A missing Redis is an error naming the
+ * command that starts it, never a silent skip.
+ */
+export async function connectRedis(): Promise<Redis> {
+  const client = new Redis(redisUrl, { lazyConnect: true, retryStrategy: () => null, connectTimeout: 3000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new ServiceMissingError(
+      `Redis is not reachable at ${redisUrl} (${(error as Error).message}). ` +
+        `Set REDIS_URL, or start it with: ${startRedisCommand}`,
+      { cause: error },
+    );
+  }
+  client.options.retryStrategy = (times: number) => Math.min(times * 50, 500);
+  return client;
+}
+
+/** A pg Pool on DATABASE_URL that answered `SELECT 1`; the same error policy as Redis. */
+export async function connectPostgres(max: number): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 3000 });
+  pool.on('error', () => {});
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new ServiceMissingError(
+      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
+        `Set DATABASE_URL, or start it with: ${startPostgresCommand}`,
+      { cause: error },
+    );
+  }
+  return pool;
+}
+
+/** Deletes every key starting with `prefix` (SCAN + UNLINK); returns how many. */
+export async function deleteRedisPrefix(client: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let deleted = 0;
+  const pattern = `${prefix.replace(/[\\*?[\]]/g, '\\$&')}*`;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) deleted += await client.unlink(...keys);
+  } while (cursor !== '0');
+  return deleted;
+}
+
+/** `calls` of every command in `INFO commandstats` (names as Redis writes them, e.g. `evalsha`). */
+export async function commandCalls(client: Redis): Promise<Map<string, number>> {
+  return (await commandStats(client)).calls;
+}
+
+/** `calls` and `usec` (server time) of every command in `INFO commandstats`. */
+export async function commandStats(
+  client: Redis,
+): Promise<{ calls: Map<string, number>; microseconds: Map<string, number> }> {
+  const text = await client.info('commandstats');
+  const calls = new Map<string, number>();
+  const microseconds = new Map<string, number>();
+  for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
+    calls.set(match[1] as string, Number(match[2]));
+    microseconds.set(match[1] as string, Number(match[3]));
+  }
+  return { calls, microseconds };
+}
+
+/** Total server time (`usec`) between two snapshots, `INFO` itself left out. */
+export function serverMicrosecondsBetween(before: Map<string, number>, after: Map<string, number>): number {
+  let total = 0;
+  for (const [command, microseconds] of after) {
+    if (command !== 'info') total += microseconds - (before.get(command) ?? 0);
+  }
+  return total;
+}
+
+const scriptCommands = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+/** Commands a client sends for itself, never from inside a script. */
+const sessionCommands = new Set(['ping', 'subscribe', 'unsubscribe', 'psubscribe', 'punsubscribe']);
+
+/**
+ * Round trips between two `INFO commandstats` snapshots. Redis counts the commands a Lua script
+ * runs (its GET, SET, TIME, PUBLISH) in commandstats too, although they cost no round trip: when
+ * scripts ran, only the script calls and the session commands (PING, SUBSCRIBE...) are round
+ * trips; otherwise every command is. `INFO` itself (the measurement) never counts.
+ */
+export function roundTripsBetween(before: Map<string, number>, after: Map<string, number>): number {
+  const delta = new Map<string, number>();
+  for (const [command, calls] of after) {
+    const change = calls - (before.get(command) ?? 0);
+    if (change > 0 && command !== 'info') delta.set(command, change);
+  }
+  const scripts = [...delta].filter(([command]) => scriptCommands.has(command));
+  if (scripts.length === 0) return [...delta.values()].reduce((sum, calls) => sum + calls, 0);
+  const session = [...delta].filter(([command]) => sessionCommands.has(command));
+  return [...scripts, ...session].reduce((sum, [, calls]) => sum + calls, 0);
+}
+
+/**
+ * Counts the commands an ioredis client sends, on the client side (a cross-check of
+ * `INFO commandstats`, which other clients of a shared Redis also move).
+ */
+export function countIoredisCommands(client: Redis): { readonly count: () => number; reset(): void } {
+  let sent = 0;
+  const original = client.sendCommand.bind(client);
+  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    sent++;
+    return original(...args);
+  }) as Redis['sendCommand'];
+  return {
+    count: () => sent,
+    reset() {
+      sent = 0;
+    },
+  };
+}

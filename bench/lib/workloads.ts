@@ -1,0 +1,50 @@
+import { Idempotency, type IdempotencyPolicy } from '@toolfence/core';
+
+/**
+ * Tool arguments of about `bytes` bytes of JSON, shaped like real tool calls: short strings,
+ * numbers, booleans, a nested object and, for the larger sizes, an array of line items.
+ * `id` makes the call unique (first calls) or repeats one (repeats).
+ */
+export function toolArguments(bytes: 100 | 1024 | 65536, id: number): Record<string, unknown> {
+  if (bytes === 100) {
+    return { orderId: `A-${id}`, amount: 42.5, currency: 'EUR', email: 'ana@example.com', notify: true };
+  }
+  const items: Record<string, unknown>[] = [];
+  const target = bytes;
+  const base: Record<string, unknown> = {
+    orderId: `A-${id}`,
+    customer: { name: 'Ana María Núñez', email: 'ana@example.com', tier: 'gold', since: '2019-04-01' },
+    amount: 1249.9,
+    currency: 'EUR',
+    notify: true,
+    note: 'Leave the parcel with the concierge; call before 18:00.',
+    items,
+  };
+  let index = 0;
+  while (JSON.stringify(base).length < target - 45) {
+    items.push({
+      sku: `SKU-${index.toString().padStart(6, '0')}`,
+      qty: (index % 5) + 1,
+      price: 9.99 + index,
+    });
+    index++;
+  }
+  return base;
+}
+
+/** A tool result whose JSON is exactly 100 bytes (the outcome stored per record). */
+export function outcome100(id: number): Record<string, unknown> {
+  const shell = { ok: true, confirmation: `C-${id}`, detail: '' };
+  const padding = 100 - JSON.stringify(shell).length;
+  return { ...shell, detail: 'x'.repeat(Math.max(0, padding)) };
+}
+
+export const idempotentPolicy: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT };
+export const effectfulPolicy: IdempotencyPolicy = { kind: Idempotency.EFFECTFUL };
+
+/** Ops per round and rounds, scaled by BENCH_SCALE (default 1) for quicker or steadier runs. */
+export const scale = Number(process.env.BENCH_SCALE ?? '1');
+
+export function scaled(count: number): number {
+  return Math.max(1, Math.round(count * scale));
+}

@@ -1,0 +1,157 @@
+// `npm run bench [-- FILTER...] [--json FILE]`: runs the benchmarks, prints one Markdown table of
+// figures against baselines measured in the same run. See bench/README.md.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { formatTable, notes, type Row, verdict } from './lib/report.js';
+import { connectPostgres, connectRedis, ServiceMissingError } from './lib/services.js';
+import { scale } from './lib/workloads.js';
+import { collapsePostgresSuite, collapseRedisSuite } from './suites/collapse.js';
+import { footprintPostgresSuite, footprintRedisSuite } from './suites/footprint.js';
+import { keysSuite } from './suites/keys.js';
+import { memorySuite } from './suites/memory.js';
+import { peerSuite } from './suites/peer.js';
+import { postgresSuite } from './suites/postgres.js';
+import { redisSuite } from './suites/redis.js';
+
+type Service = 'redis' | 'postgres';
+
+interface Suite {
+  /** Dash-separated words; a filter selects the suites that have it as one of their words. */
+  readonly id: string;
+  readonly services: readonly Service[];
+  readonly run: () => Promise<Row[]>;
+}
+
+const suites: readonly Suite[] = [
+  { id: 'keys', services: [], run: keysSuite },
+  { id: 'memory', services: [], run: memorySuite },
+  { id: 'redis', services: ['redis'], run: redisSuite },
+  { id: 'peer', services: ['redis'], run: peerSuite },
+  { id: 'postgres', services: ['postgres'], run: postgresSuite },
+  { id: 'collapse-redis', services: ['redis'], run: collapseRedisSuite },
+  { id: 'collapse-postgres', services: ['postgres'], run: collapsePostgresSuite },
+  { id: 'footprint-redis', services: ['redis'], run: footprintRedisSuite },
+  { id: 'footprint-postgres', services: ['postgres'], run: footprintPostgresSuite },
+];
+
+function parseArguments(argv: readonly string[]): { filters: string[]; jsonFile: string | undefined } {
+  const filters: string[] = [];
+  let jsonFile: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index]!;
+    if (argument === '--json') {
+      jsonFile = argv[++index];
+      if (jsonFile === undefined) throw new Error('--json needs a file name');
+    } else if (argument.startsWith('--json=')) {
+      jsonFile = argument.slice('--json='.length);
+    } else if (argument === '--help' || argument === '-h') {
+      console.log(
+        `usage: npm run bench [-- [FILTER...] [--json FILE]]\nsuites: ${suites.map((suite) => suite.id).join(', ')}\n` +
+          'A filter selects every suite that has it as a dash-separated word (redis: redis, collapse-redis, footprint-redis).',
+      );
+      process.exit(0);
+    } else if (argument.startsWith('-')) {
+      throw new Error(`unknown option ${argument}`);
+    } else {
+      filters.push(argument);
+    }
+  }
+  return { filters, jsonFile };
+}
+
+function loadAverage(): string {
+  return loadavg()
+    .map((load) => load.toFixed(2))
+    .join(' ');
+}
+
+async function describeMachine(services: ReadonlySet<Service>): Promise<string> {
+  const parts = [
+    `date: ${new Date().toString()}`,
+    `machine: ${cpus().length} CPU (${cpus()[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+    `node ${process.version}`,
+    `load average at start ${loadAverage()}`,
+  ];
+  try {
+    parts.push(execFileSync('uname', ['-sr'], { encoding: 'utf8' }).trim());
+  } catch {
+    // uname is informative only.
+  }
+  if (services.has('redis')) {
+    const client = await connectRedis();
+    const info = await client.info('server');
+    client.disconnect();
+    parts.push(`Redis ${/redis_version:(\S+)/.exec(info)?.[1] ?? '?'}`);
+  }
+  if (services.has('postgres')) {
+    const pool = await connectPostgres(1);
+    const result = await pool.query<{ server_version: string }>('SHOW server_version');
+    await pool.end();
+    parts.push(`PostgreSQL ${result.rows[0]?.server_version ?? '?'}`);
+  }
+  if (scale !== 1) parts.push(`BENCH_SCALE=${scale}`);
+  return parts.join('; ');
+}
+
+async function main(): Promise<void> {
+  const { filters, jsonFile } = parseArguments(process.argv.slice(2));
+  const selected = suites.filter(
+    (suite) => filters.length === 0 || filters.some((filter) => suite.id.split('-').includes(filter)),
+  );
+  if (selected.length === 0) {
+    throw new Error(
+      `no suite matches ${filters.join(' ')}; suites: ${suites.map((suite) => suite.id).join(', ')}`,
+    );
+  }
+  const services = new Set(selected.flatMap((suite) => suite.services));
+  // Check every needed service before measuring anything: a missing one is an error, not a skip.
+  console.log(await describeMachine(services));
+
+  const rows: Row[] = [];
+  const startedMs = Date.now();
+  for (const suite of selected) {
+    const suiteStartedMs = Date.now();
+    process.stderr.write(`running ${suite.id}...`);
+    let suiteRows: Row[];
+    try {
+      suiteRows = await suite.run();
+    } catch (error) {
+      if (error instanceof ServiceMissingError) throw error;
+      // Other work on a shared machine (fault tests terminating every backend, say) can break a
+      // suite; it is run once more, and the report says so.
+      notes.push(`${suite.id} failed once (${(error as Error).message}) and was run again.`);
+      process.stderr.write(' failed, running it again...');
+      suiteRows = await suite.run();
+    }
+    process.stderr.write(` ${((Date.now() - suiteStartedMs) / 1000).toFixed(1)} s\n`);
+    rows.push(...suiteRows);
+  }
+  console.log('');
+  console.log(formatTable(rows));
+  const judged = rows.filter((line) => verdict(line) !== null);
+  const met = judged.filter((line) => verdict(line) === true).length;
+  console.log('');
+  console.log(
+    `${met} of ${judged.length} targets met; ${((Date.now() - startedMs) / 1000).toFixed(0)} s. ` +
+      'ratio = toolfence ÷ baseline (medians over rounds, measured in this run).',
+  );
+  console.log(`load average at end ${loadAverage()}`);
+  for (const note of notes) console.log(`note: ${note}`);
+  if (jsonFile !== undefined) {
+    writeFileSync(jsonFile, `${JSON.stringify(rows, null, 2)}\n`);
+    console.log(`wrote ${jsonFile}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    if (error instanceof ServiceMissingError) {
+      console.error(`\nbench: ${error.message}`);
+    } else {
+      console.error('\nbench failed:', error);
+    }
+    process.exit(1);
+  },
+);

@@ -1,0 +1,60 @@
+import { createHash } from 'node:crypto';
+import { idempotencyKey } from '@toolfence/core';
+import { type Row, row } from '../lib/report.js';
+import { median, timeBatchMicroseconds } from '../lib/stats.js';
+import { scaled, toolArguments } from '../lib/workloads.js';
+
+const sizes = [
+  { label: '~100 B', bytes: 100, iterations: 4_000, target: null },
+  { label: '1 KB', bytes: 1024, iterations: 800, target: '<= 2' },
+  { label: '64 KB', bytes: 65536, iterations: 8, target: null },
+] as const;
+
+/**
+ * `idempotencyKey` (RFC 8785 + NFC canonical JSON of the envelope, SHA-256) against the naive
+ * key `sha256(JSON.stringify(args))`, on the same argument objects, in interleaved batches.
+ */
+export async function keysSuite(): Promise<Row[]> {
+  const rows: Row[] = [];
+  const rounds = scaled(11);
+  for (const size of sizes) {
+    // Distinct objects per iteration, made before timing, so no cache of any kind can help.
+    const pool = Array.from({ length: 64 }, (_, id) => toolArguments(size.bytes, id));
+    const ours = (index: number) =>
+      idempotencyKey({
+        tenant: 'acme',
+        runId: 'run-1',
+        tool: 'place_order',
+        arguments: pool[index % pool.length]!,
+      });
+    const naive = (index: number) =>
+      createHash('sha256')
+        .update(JSON.stringify(pool[index % pool.length]!))
+        .digest('hex');
+    const iterations = scaled(size.iterations);
+    // Warm both paths up (JIT) before anything is recorded.
+    await timeBatchMicroseconds(iterations, ours);
+    await timeBatchMicroseconds(iterations, naive);
+    const oursMicroseconds: number[] = [];
+    const naiveMicroseconds: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        oursMicroseconds.push(await timeBatchMicroseconds(iterations, ours));
+        naiveMicroseconds.push(await timeBatchMicroseconds(iterations, naive));
+      } else {
+        naiveMicroseconds.push(await timeBatchMicroseconds(iterations, naive));
+        oursMicroseconds.push(await timeBatchMicroseconds(iterations, ours));
+      }
+    }
+    rows.push(
+      row(
+        `keys: idempotencyKey, ${size.label} args (vs sha256(JSON.stringify))`,
+        'µs/key',
+        median(oursMicroseconds),
+        median(naiveMicroseconds),
+        size.target,
+      ),
+    );
+  }
+  return rows;
+}
