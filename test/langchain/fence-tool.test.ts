@@ -463,3 +463,53 @@ describe('fenceTools', () => {
     );
   });
 });
+
+describe('fenceTool in a LangGraph ToolNode: what an indeterminate outcome does', () => {
+  const connectionReset = () => Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+  const ticketCall = new AIMessage({
+    content: '',
+    tool_calls: [{ id: 'call_1', name: 'create_ticket', args: { title: 'Printer' }, type: 'tool_call' }],
+  });
+
+  it('handleToolErrors: false makes the typed error stop the node', async () => {
+    const { guard } = recordingGuard();
+    const { createTicket } = ticketTool({ fail: connectionReset });
+    const node = new ToolNode([fenceTool(createTicket, { guard, policy: effectful })], {
+      handleToolErrors: false,
+    });
+    const error = await node
+      .invoke({ messages: [ticketCall] }, thread('t1'))
+      .catch((caught: unknown) => caught);
+    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
+  });
+
+  it("by default ToolNode shows the error to the model; 'report' gives it a message that says not to retry", async () => {
+    const { guard } = recordingGuard();
+    const thrown = new ToolNode([
+      fenceTool(ticketTool({ fail: connectionReset }).createTicket, { guard, policy: effectful }),
+    ]);
+    const { messages: caught } = (await thrown.invoke({ messages: [ticketCall] }, thread('t1'))) as {
+      messages: ToolMessage[];
+    };
+    expect(caught[0]?.status).toBe('error');
+    expect(caught[0]?.content).toMatch(
+      /^Error: The outcome of tool "create_ticket" is unknown \(ECONNRESET: socket hang up\)/,
+    );
+
+    const reported = new ToolNode([
+      fenceTool(ticketTool({ fail: connectionReset }).createTicket, {
+        guard,
+        policy: effectful,
+        onIndeterminate: 'report',
+      }),
+    ]);
+    const { messages } = (await reported.invoke({ messages: [ticketCall] }, thread('t2'))) as {
+      messages: ToolMessage[];
+    };
+    expect(messages[0]?.status).toBe('error');
+    expect(messages[0]?.content).toMatch(
+      /^Tool "create_ticket" did not finish cleanly: its outcome is unknown \(ECONNRESET\)/,
+    );
+    expect(messages[0]?.content).not.toContain('Please fix your mistakes');
+  });
+});
