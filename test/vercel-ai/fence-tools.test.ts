@@ -28,6 +28,8 @@ import {
 } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import * as zodMini from 'zod/mini';
+import { z as zod3 } from 'zod/v3';
 import { aiMajor, scriptedModel } from './scripted-model.js';
 
 const effectful = { kind: Idempotency.EFFECTFUL } as const;
@@ -146,6 +148,25 @@ describe('fenceTools: wrapping', () => {
     expect(() =>
       fenceTools(tools, { guard, policies: { refund: { ...effectful, keyArguments: ['orderId'] } } }),
     ).not.toThrow();
+  });
+
+  it('reads parameter names from zod 3, zod mini and JSON-schema-converted (piped) zod schemas', () => {
+    const { guard } = guardWithEvents();
+    const schemas = {
+      zod3: zod3.object({ orderId: zod3.string() }),
+      zodMini: zodMini.object({ orderId: zodMini.string() }),
+      piped: z.object({ orderId: z.string() }).transform((value) => value),
+    };
+    for (const [name, inputSchema] of Object.entries(schemas)) {
+      const tools = { refund: { inputSchema, execute: async () => 'ok' } as unknown as Tool };
+      expect(() =>
+        fenceTools(tools, { guard, policies: { refund: { ...effectful, keyArguments: ['orderId'] } } }),
+      ).not.toThrow();
+      expect(
+        () => fenceTools(tools, { guard, policies: { refund: { ...effectful, keyArguments: ['order'] } } }),
+        name,
+      ).toThrow(/"order", which is not a parameter of the tool \(parameters: orderId\)/);
+    }
   });
 
   it('refuses at wrap time an invalid policy and a policy for a tool the set does not have', () => {
@@ -285,6 +306,10 @@ describe('fenceTools with generateText', () => {
       ...perCall,
     });
     expect(seen).toEqual([['globex', 'thread-42']]);
+    expect(toolfenceContext({ runId: 'thread-7' }, { userId: 'u-1' })).toEqual({
+      userId: 'u-1',
+      toolfence: { runId: 'thread-7' },
+    });
   });
 
   it('fails closed, as a tool error the model sees, when a run-scoped call has no run id', async () => {
