@@ -113,16 +113,18 @@ async function main(): Promise<void> {
   for (const suite of selected) {
     const suiteStartedMs = Date.now();
     process.stderr.write(`running ${suite.id}...`);
-    let suiteRows: Row[];
-    try {
-      suiteRows = await suite.run();
-    } catch (error) {
-      if (error instanceof ServiceMissingError) throw error;
-      // Other work on a shared machine (fault tests terminating every backend, say) can break a
-      // suite; it is run once more, and the report says so.
-      notes.push(`${suite.id} failed once (${(error as Error).message}) and was run again.`);
-      process.stderr.write(' failed, running it again...');
-      suiteRows = await suite.run();
+    let suiteRows: Row[] | undefined;
+    for (let attempt = 1; suiteRows === undefined; attempt++) {
+      try {
+        suiteRows = await suite.run();
+      } catch (error) {
+        // Other work on a shared machine (a test terminating every backend, say) can break a
+        // suite: it is run again, at most 3 times in all, and the report says so.
+        if (error instanceof ServiceMissingError || attempt >= 3) throw error;
+        notes.push(`${suite.id}: attempt ${attempt} failed (${(error as Error).message}); it was run again.`);
+        process.stderr.write(` attempt ${attempt} failed, running it again...`);
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+      }
     }
     process.stderr.write(` ${((Date.now() - suiteStartedMs) / 1000).toFixed(1)} s\n`);
     rows.push(...suiteRows);

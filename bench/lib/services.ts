@@ -45,7 +45,14 @@ export async function connectRedis(): Promise<Redis> {
 
 /** A pg Pool on DATABASE_URL that answered `SELECT 1`; the same error policy as Redis. */
 export async function connectPostgres(max: number): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: 3000 });
+  // Named, so a test elsewhere that terminates backends by application_name (fault injection on a
+  // shared database) cannot take the benchmark's connections for its own.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    connectionTimeoutMillis: 3000,
+    application_name: 'toolfence-bench',
+  });
   pool.on('error', () => {});
   try {
     await pool.query('SELECT 1');
