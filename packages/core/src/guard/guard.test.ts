@@ -68,8 +68,15 @@ describe('Guard', () => {
     const { guard, store, types } = setup();
     let executions = 0;
     const policy = { kind: Idempotency.READ_ONLY };
-    for (let i = 0; i < 3; i++) await guard.run(call({ q: 1 }, policy), () => ++executions);
+    const seen: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      await guard.run(call({ q: 1 }, policy, { callId: `c${i}` }), () => {
+        seen.push(currentToolCall()?.callId);
+        return ++executions;
+      });
+    }
     expect(executions).toBe(3);
+    expect(seen).toEqual(['c0', 'c1', 'c2']);
     expect(types()).toEqual([]);
     expect((store as MemoryStore).size).toBe(0);
   });

@@ -148,7 +148,10 @@ export class Guard {
       throw new TypeError('guard.run needs a call with a non-empty tool name');
     }
     const policy = this.policyOf(call.policy, call.tool);
-    if (policy.kind === Idempotency.READ_ONLY) return await body(readOnlyContext(call, this.tenant));
+    if (policy.kind === Idempotency.READ_ONLY) {
+      const context = readOnlyContext(call, this.tenant);
+      return await runWithToolCall(context, () => body(context));
+    }
 
     const tenant = call.tenant ?? this.tenant;
     const runId = call.runId;
