@@ -34,7 +34,12 @@ export function uniqueSchemaName(label: string): string {
 }
 
 export function createPool(options: pg.PoolConfig = {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, ...options });
+  // Named, so a look at pg_stat_activity tells these connections from other suites' ones.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    application_name: 'toolfence-postgres-tests',
+    ...options,
+  });
   // An idle client's error (e.g. a test terminating backends) must not crash the run.
   pool.on('error', () => undefined);
   return pool;

@@ -88,9 +88,13 @@ type Row = Record<string, unknown>;
 
 interface SessionClient extends PostgresQueryable {
   release(destroy?: boolean | Error): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 const maxPollIntervalMs = 2_000;
+/** Longest a waiter waits for LISTEN to be set up before it reads anyway (and polls). */
+const listenWaitMs = 2_000;
 
 /**
  * An {@link IdempotencyStore} on PostgreSQL (node-postgres `pg`, an optional peer dependency).
@@ -187,9 +191,16 @@ export class PostgresStore implements IdempotencyStore {
     const pool = this.pool;
     let session: PostgresQueryable;
     let client: SessionClient | undefined;
+    let broken: unknown;
+    // A checked-out pg client has no 'error' listener: a connection dropped between two
+    // statements of the transaction would otherwise be an unhandled 'error' event.
+    const onClientError = (error: Error): void => {
+      broken ??= error;
+    };
     try {
       if (isPgPool(pool)) {
         client = (await pool.connect()) as unknown as SessionClient;
+        client.on?.('error', onClientError);
         session = client;
       } else {
         session = pool;
@@ -197,7 +208,6 @@ export class PostgresStore implements IdempotencyStore {
     } catch (error) {
       throw toStoreError('ensureSchema', error, this.names.table);
     }
-    let broken: unknown;
     try {
       await session.query('BEGIN');
       try {
@@ -235,6 +245,7 @@ export class PostgresStore implements IdempotencyStore {
       broken ??= isConnectionLevel(error) ? error : undefined;
       throw toStoreError('ensureSchema', error, this.names.table);
     } finally {
+      client?.removeListener?.('error', onClientError);
       client?.release(broken === undefined ? undefined : true);
     }
   }
@@ -509,8 +520,18 @@ export class PostgresStore implements IdempotencyStore {
       const remove = this.listener.add(digest, waiter);
       const timeoutTimer = setTimeout(() => finish('timeout'), options.timeoutMs);
       options.signal?.addEventListener('abort', onAbort, { once: true });
-      // LISTEN first, then read: a settle committed after the read is then always notified.
-      void this.listener.ensureListening().then(() => check());
+      // LISTEN first, then read: a settle committed after the read is then always notified. If
+      // opening the connection hangs (no connect timeout on the pool), read and poll meanwhile.
+      let listenWait: NodeJS.Timeout | undefined;
+      void Promise.race([
+        this.listener.ensureListening(),
+        new Promise<void>((resolveWait) => {
+          listenWait = setTimeout(resolveWait, listenWaitMs);
+        }),
+      ]).then(() => {
+        clearTimeout(listenWait);
+        void check();
+      });
     });
   }
 

@@ -24,7 +24,7 @@ export interface PostgresListenConnection {
 export interface SettleWaiter {
   /** A notification arrived for the waiter's record: it left in_progress or was deleted. */
   notified(): void;
-  /** LISTEN is active again after a gap: re-read, a notification may have been missed. */
+  /** LISTEN became active: re-read if already read once, a notification may have been missed. */
   restored(): void;
   /** LISTEN was lost: poll until it is restored. */
   lost(): void;
@@ -116,6 +116,9 @@ export class SettleListener {
       }
       this.connection = opened;
       this.reconnectDelayMs = firstReconnectDelayMs;
+      // Waiters that already read their record (while LISTEN was down or still opening) may have
+      // missed a notification: they re-read. Waiters still waiting for this LISTEN read after it.
+      for (const waiter of this.allWaiters()) waiter.restored();
       return true;
     } catch (error) {
       if (connection !== undefined) await dispose(connection);
@@ -141,9 +144,7 @@ export class SettleListener {
     this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, maxReconnectDelayMs);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      void this.ensureListening().then((listening) => {
-        if (listening) for (const waiter of this.allWaiters()) waiter.restored();
-      });
+      void this.ensureListening();
     }, delayMs);
     this.reconnectTimer.unref();
   }
