@@ -387,11 +387,6 @@ export class RedisStore implements IdempotencyStore {
     await this.#subscriber.close();
   }
 
-  /** Number of connections the store itself opened: 0 or 1 (its subscriber). For tests. */
-  get ownConnectionCount(): number {
-    return this.#subscriber.connection === undefined ? 0 : 1;
-  }
-
   async #read(operation: string, ref: RecordRef): Promise<RecordRead> {
     const names = this.namesOf(ref);
     const reply = await this.#run(operation, this.#client, () => this.#commands.get(names.key));

@@ -23,7 +23,8 @@ export const scripts = {
 
     ARGV[1] tool
     ARGV[2] fingerprint
-    ARGV[3] owner (unique per attempt)
+    ARGV[3] owner (unique per attempt; a claim carrying the owner of the current in-progress
+            attempt is that attempt's own claim, resent by the client after a lost reply)
     ARGV[4] leaseMs (> 0)
     ARGV[5] retentionMs (> 0)
     ARGV[6] takeover mode: '1' at-least-once, '0' at-most-once
@@ -32,7 +33,8 @@ export const scripts = {
     ARGV[9] settle channel (published to when the claim settles an expired record)
 
   Output:
-    { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired
+    { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
+                                                                     claim of the current attempt)
     { 2, nowMs, <record> }  completed
     { 3, nowMs, <record> }  busy (live lease held by another attempt)
     { 4, nowMs, <record> }  indeterminate (found so, or marked so now: expired at-most-once lease)
@@ -139,6 +141,16 @@ end
 if record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint) then
   return recordReply(6, now, record)
 end
+-- ioredis resends a command whose reply was lost with its connection: the attempt that owns the
+-- record is asking again, not a second claimer. Answer as the first run did (the lease restarts:
+-- the claimer never got the first answer, so it has not started yet).
+if record.state == 'in_progress' and record.owner == owner then
+  record.leaseExpiresAtMs = math.max(record.leaseExpiresAtMs, now + leaseMs)
+  record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
+  writeRecord(key, record)
+  -- Fence 1 is always a fresh claim; every takeover raises it.
+  return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, record.fence > 1 and 1 or 0 }
+end
 if record.state == 'completed' then
   return recordReply(2, now, record)
 end
@@ -201,10 +213,11 @@ return recordReply(code, now, record)
     ARGV[5] settle channel
 
   Output:
-    { 10, nowMs }  completed
+    { 10, nowMs }  completed (also when this holder already completed with this very outcome:
+                   a resent command whose first reply was lost)
     { 11, nowMs }  not found (released or past retention)
     { 12, nowMs, <record> }  stale: another attempt holds the record
-    { 13, nowMs, <record> }  the record is already completed: nothing changed
+    { 13, nowMs, <record> }  the record is already completed with another outcome: nothing changed
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
@@ -289,6 +302,9 @@ if record.fence ~= fence or record.owner ~= owner then
 end
 -- An attempt whose outcome was marked unknown (indeterminate, abandoned) may still state it.
 if record.state == 'completed' then
+  if record.outcome == outcome then
+    return { 10, now }
+  end
   return recordReply(13, now, record)
 end
 
@@ -411,7 +427,8 @@ return recordReply(15, now, record)
     ARGV[6] settle channel
 
   Output:
-    { 10, nowMs }  marked
+    { 10, nowMs }  marked (also when this holder already marked it with this very error: a
+                   resent command whose first reply was lost)
     { 11, nowMs }  not found (released or past retention)
     { 12, nowMs, <record> }  stale: another attempt holds the record
     { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
@@ -497,6 +514,9 @@ if not record then
 end
 if record.fence ~= fence or record.owner ~= owner then
   return recordReply(12, now, record)
+end
+if record.state == 'indeterminate' and record.errorType == errorType and record.errorMessage == errorMessage then
+  return { 10, now }
 end
 if record.state ~= 'in_progress' then
   return recordReply(13, now, record)

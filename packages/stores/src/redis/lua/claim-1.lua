@@ -6,7 +6,8 @@
 
     ARGV[1] tool
     ARGV[2] fingerprint
-    ARGV[3] owner (unique per attempt)
+    ARGV[3] owner (unique per attempt; a claim carrying the owner of the current in-progress
+            attempt is that attempt's own claim, resent by the client after a lost reply)
     ARGV[4] leaseMs (> 0)
     ARGV[5] retentionMs (> 0)
     ARGV[6] takeover mode: '1' at-least-once, '0' at-most-once
@@ -15,7 +16,8 @@
     ARGV[9] settle channel (published to when the claim settles an expired record)
 
   Output:
-    { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired
+    { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
+                                                                     claim of the current attempt)
     { 2, nowMs, <record> }  completed
     { 3, nowMs, <record> }  busy (live lease held by another attempt)
     { 4, nowMs, <record> }  indeterminate (found so, or marked so now: expired at-most-once lease)
@@ -59,6 +61,16 @@ end
 
 if record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint) then
   return recordReply(6, now, record)
+end
+-- ioredis resends a command whose reply was lost with its connection: the attempt that owns the
+-- record is asking again, not a second claimer. Answer as the first run did (the lease restarts:
+-- the claimer never got the first answer, so it has not started yet).
+if record.state == 'in_progress' and record.owner == owner then
+  record.leaseExpiresAtMs = math.max(record.leaseExpiresAtMs, now + leaseMs)
+  record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
+  writeRecord(key, record)
+  -- Fence 1 is always a fresh claim; every takeover raises it.
+  return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, record.fence > 1 and 1 or 0 }
 end
 if record.state == 'completed' then
   return recordReply(2, now, record)

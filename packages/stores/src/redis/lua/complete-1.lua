@@ -11,10 +11,11 @@
     ARGV[5] settle channel
 
   Output:
-    { 10, nowMs }  completed
+    { 10, nowMs }  completed (also when this holder already completed with this very outcome:
+                   a resent command whose first reply was lost)
     { 11, nowMs }  not found (released or past retention)
     { 12, nowMs, <record> }  stale: another attempt holds the record
-    { 13, nowMs, <record> }  the record is already completed: nothing changed
+    { 13, nowMs, <record> }  the record is already completed with another outcome: nothing changed
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
@@ -37,6 +38,9 @@ if record.fence ~= fence or record.owner ~= owner then
 end
 -- An attempt whose outcome was marked unknown (indeterminate, abandoned) may still state it.
 if record.state == 'completed' then
+  if record.outcome == outcome then
+    return { 10, now }
+  end
   return recordReply(13, now, record)
 end
 

@@ -13,7 +13,8 @@
     ARGV[6] settle channel
 
   Output:
-    { 10, nowMs }  marked
+    { 10, nowMs }  marked (also when this holder already marked it with this very error: a
+                   resent command whose first reply was lost)
     { 11, nowMs }  not found (released or past retention)
     { 12, nowMs, <record> }  stale: another attempt holds the record
     { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
@@ -37,6 +38,9 @@ if not record then
 end
 if record.fence ~= fence or record.owner ~= owner then
   return recordReply(12, now, record)
+end
+if record.state == 'indeterminate' and record.errorType == errorType and record.errorMessage == errorMessage then
+  return { 10, now }
 end
 if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
