@@ -6,7 +6,7 @@ import { Guard, type GuardEvent, Idempotency, IndeterminateOutcomeError } from '
 import { type PostgresQueryable, PostgresStore } from '@toolfence/stores/postgres';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPostgresStore } from '../support/postgres.js';
+import { holdClient, openPostgresStore } from '../support/postgres.js';
 
 let setup: Awaited<ReturnType<typeof openPostgresStore>> | undefined;
 let backends: { client: pg.PoolClient; pid: number }[] = [];
@@ -30,7 +30,7 @@ beforeAll(async () => {
   setup = await openPostgresStore('c06');
   backends = await Promise.all(
     Array.from({ length: 3 }, async () => {
-      const client = await setup!.pool.connect();
+      const client = await holdClient(setup!.pool);
       const pid = (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
       return { client, pid };
     }),

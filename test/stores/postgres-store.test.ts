@@ -9,8 +9,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPool,
-  databaseUrl,
   dropSchema,
+  holdClient,
   requirePostgres,
   uniqueSchemaName,
 } from '../support/postgres.js';
@@ -74,7 +74,7 @@ afterAll(async () => {
 
 describe('PostgresStore on PostgreSQL', () => {
   it('20 connections claim one key at once, 50 times over: exactly one winner every time', async () => {
-    const clients = await Promise.all(Array.from({ length: 20 }, () => pool.connect()));
+    const clients = await Promise.all(Array.from({ length: 20 }, () => holdClient(pool)));
     try {
       const pids = await Promise.all(
         clients.map(async (client) => (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid),
@@ -101,7 +101,7 @@ describe('PostgresStore on PostgreSQL', () => {
   });
 
   it('20 connections race to take over one expired lease: exactly one takeover with fence 2', async () => {
-    const clients = await Promise.all(Array.from({ length: 20 }, () => pool.connect()));
+    const clients = await Promise.all(Array.from({ length: 20 }, () => holdClient(pool)));
     try {
       const racers = clients.map((client) => newStore({ pool: client }));
       for (let round = 0; round < 10; round++) {
@@ -141,7 +141,7 @@ describe('PostgresStore on PostgreSQL', () => {
   });
 
   it('holds no session-level lock: claim on one connection, complete and release on others (C06)', async () => {
-    const [a, b, c] = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
+    const [a, b, c] = await Promise.all([holdClient(pool), holdClient(pool), holdClient(pool)]);
     try {
       const pid = async (client: pg.PoolClient) =>
         (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
@@ -417,7 +417,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const target = ref();
     const options = claimOptions();
     await store.claim(target, options);
-    const locker = await pool.connect();
+    const locker = await holdClient(pool);
     const impatient = newStore({ pool: newPool({ max: 2, options: '-c statement_timeout=200' }) });
     try {
       await locker.query('BEGIN');

@@ -90,3 +90,14 @@ export async function openPostgresStore(label: string): Promise<{
     },
   };
 }
+
+/**
+ * Checks out a client to hold for a while. A checked-out pg client has no 'error' listener, so a
+ * backend terminated while the client sits idle would crash the test process; this one records
+ * the error instead (the next query on it fails and the test reports that).
+ */
+export async function holdClient(pool: pg.Pool): Promise<pg.PoolClient> {
+  const client = await pool.connect();
+  client.on('error', () => undefined);
+  return client;
+}
