@@ -1,0 +1,941 @@
+// The coordinator of the fault suite: starts worker processes (worker.ts), delivers a shared
+// plan of guarded calls to them with deliberate duplicates, injects faults (SIGKILL mid-body,
+// SIGSTOP past the lease, a killed store connection, delayed lease renewals), then reads the
+// effect ledger and the store's records and checks the whole history (checks.ts).
+//
+// Used by redis.faults.test.ts and postgres.faults.test.ts (the CI run) and by soak.ts.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type IdempotencyRecord, type IdempotencyStore, idempotencyKey } from '@toolfence/core';
+import { PostgresStore } from '@toolfence/stores/postgres';
+import { RedisStore } from '@toolfence/stores/redis';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { checkHistory, type HistoryChecks, TERMINAL_ANSWERS } from './checks.js';
+import { type Ledger, postgresLedger, postgresLedgerDdl, redisLedger } from './ledger.js';
+import {
+  type Answer,
+  type AnswerKind,
+  type BodyProfile,
+  type CoordinatorMessage,
+  EFFECTFUL_TOOL,
+  type EventMessage,
+  IDEMPOTENT_TOOL,
+  type StoreKind,
+  type ToolName,
+  type WorkerConfig,
+  type WorkerMessage,
+} from './protocol.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repositoryRoot = join(here, '..', '..');
+const workerScript = join(here, 'worker.ts');
+export const lastRunFile = join(here, 'last-run.json');
+
+export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const startRedisCommand =
+  'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log';
+export const startPostgresCommand =
+  'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
+
+export const FAULT_KINDS = ['sigkill', 'sigstop', 'connection-kill', 'renew-delay'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface FaultRunOptions {
+  readonly store: StoreKind;
+  /** Calls of the plan (each a caller that wants an answer). At least this many are made. */
+  readonly calls: number;
+  /** Faults to inject, at least. Dispatch is paced so they spread over the whole run. */
+  readonly faults: number;
+  /** Soak: keep making calls (and faults) until this much time has passed. */
+  readonly durationMs?: number;
+  readonly workers?: number;
+  readonly leaseMs?: number;
+  readonly maxAttempts?: number;
+  /** Calls open at once. */
+  readonly concurrency?: number;
+  /** Mean time between two faults. */
+  readonly faultIntervalMs?: number;
+  readonly seed?: number;
+  readonly log?: (line: string) => void;
+}
+
+export interface FaultRunReport {
+  readonly store: StoreKind;
+  readonly calls: number;
+  readonly faults: Record<FaultKind, number>;
+  readonly executions: number;
+  readonly duplicates: number;
+  readonly lost: number;
+  readonly staleFenced: number;
+  readonly durationMs: number;
+  readonly faultsTotal: number;
+  readonly keys: number;
+  /** Deliveries of calls to workers: first deliveries, twins, retries and redeliveries. */
+  readonly deliveries: Record<DeliveryReason, number>;
+  readonly answers: Record<AnswerKind, number>;
+  readonly renewalsDelayed: number;
+  readonly connectionsKilled: number;
+  /**
+   * Claims answered with a record held by their own (unique) owner, by status: one claim that
+   * ran twice on the store (a resent command). Not a duplicate execution; see docs/faults.md.
+   */
+  readonly ownClaims: Record<string, number>;
+  readonly workersStarted: number;
+  readonly unexpectedWorkerExits: number;
+  readonly seed: number;
+  readonly checks: HistoryChecks['detail'];
+  readonly violations: readonly string[];
+}
+
+type DeliveryReason = 'first' | 'twin' | 'retry-timeout' | 'retry-pending' | 'redeliver';
+
+interface PlanKey {
+  readonly key: string;
+  readonly tool: ToolName;
+  readonly arguments: Record<string, unknown>;
+  readonly body: BodyProfile;
+}
+
+interface Call {
+  readonly id: string;
+  readonly planKey: PlanKey;
+  readonly twin: boolean;
+  readonly deliveries: Delivery[];
+  readonly answers: Answer[];
+  final: Answer | undefined;
+  retries: number;
+  gaveUp: boolean;
+  settle: () => void;
+  readonly settled: Promise<void>;
+}
+
+interface Delivery {
+  readonly id: number;
+  readonly call: Call;
+  readonly worker: WorkerProcess;
+  readonly reason: DeliveryReason;
+  answered: boolean;
+  died: boolean;
+  timer: NodeJS.Timeout | undefined;
+}
+
+interface WorkerProcess {
+  readonly slot: number;
+  readonly name: string;
+  readonly child: ChildProcess;
+  pid: number;
+  state: 'starting' | 'ready' | 'stopped' | 'dead';
+  readonly open: Map<number, Delivery>;
+  readonly activeBodies: Set<string>;
+  readonly ready: Promise<void>;
+  readonly exited: Promise<void>;
+  killedByUs: boolean;
+  stderrTail: string;
+  renewalsDelayed: number;
+  onDrained: (() => void) | undefined;
+  continueTimer: NodeJS.Timeout | undefined;
+}
+
+/** Every worker process ever started, so a failed test can still kill them all. */
+const allChildren = new Set<ChildProcess>();
+
+/** SIGKILLs every worker process this module started that is still running. */
+export function killAllWorkers(): void {
+  for (const child of allChildren) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        child.kill('SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+  allChildren.clear();
+}
+
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---- the services ----
+
+interface Backend {
+  /** Store used by the coordinator to read the final records. */
+  readonly store: IdempotencyStore;
+  readonly ledger: Ledger;
+  readonly url: string;
+  readonly namespace: string;
+  /** Kills every store connection named `name`; returns how many were killed. */
+  killConnections(name: string): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+/** Connects to Redis or FAILS naming the command that starts it. */
+export async function requireRedis(): Promise<Redis> {
+  const client = new Redis(redisUrl, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 1,
+  });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new Error(
+      `Redis is not reachable at ${redisUrl} (${(error as Error).message}). ` +
+        `Set REDIS_URL, or start it with: ${startRedisCommand}`,
+      { cause: error },
+    );
+  }
+  client.options.retryStrategy = (times: number) => Math.min(times * 50, 500);
+  return client;
+}
+
+/** Connects to PostgreSQL or FAILS naming the command that starts it. */
+export async function requirePostgres(): Promise<pg.Pool> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 5_000 });
+  pool.on('error', () => {});
+  try {
+    await pool.query('SELECT 1');
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new Error(
+      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
+        `Set DATABASE_URL, or start it with: ${startPostgresCommand}`,
+      { cause: error },
+    );
+  }
+  return pool;
+}
+
+async function redisBackend(runTag: string): Promise<Backend> {
+  const admin = await requireRedis();
+  const prefix = `tf-faults-${runTag}`;
+  const store = new RedisStore({ client: admin, prefix });
+  const ledger = redisLedger(redisUrl, prefix, `tf-faults-${runTag}-coordinator-ledger`);
+  return {
+    store,
+    ledger,
+    url: redisUrl,
+    namespace: prefix,
+    async killConnections(name) {
+      const list = String(await admin.client('LIST'));
+      let killed = 0;
+      for (const line of list.split('\n')) {
+        const id = /(?:^|\s)id=(\d+)/.exec(line)?.[1];
+        const connectionName = /(?:^|\s)name=(\S*)/.exec(line)?.[1];
+        if (id === undefined || connectionName !== name) continue;
+        killed += Number(await admin.client('KILL', 'ID', id));
+      }
+      return killed;
+    },
+    async cleanup() {
+      await store.close();
+      await ledger.close();
+      let cursor = '0';
+      do {
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await admin.unlink(...keys);
+      } while (cursor !== '0');
+      admin.disconnect();
+    },
+  };
+}
+
+async function postgresBackend(runTag: string): Promise<Backend> {
+  const admin = await requirePostgres();
+  const schema = `tf_faults_${runTag}`;
+  const store = new PostgresStore({ pool: admin, schema, autoCleanup: false });
+  await store.ensureSchema();
+  await admin.query(postgresLedgerDdl(schema));
+  const ledger = postgresLedger(databaseUrl, schema, `tf-faults-${runTag}-coordinator-ledger`);
+  return {
+    store,
+    ledger,
+    url: databaseUrl,
+    namespace: schema,
+    async killConnections(name) {
+      // Two statements on purpose: in one, the planner may call pg_terminate_backend on rows
+      // before the application_name filter has removed them (it killed unrelated sessions).
+      const targets = await admin.query(
+        'SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+        [name],
+      );
+      let killed = 0;
+      for (const row of targets.rows as { pid: number }[]) {
+        const result = await admin.query('SELECT pg_terminate_backend($1::int) AS done', [row.pid]);
+        if (result.rows[0]?.done === true) killed += 1;
+      }
+      return killed;
+    },
+    async cleanup() {
+      await store.close();
+      await ledger.close();
+      await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
+      await admin.end();
+    },
+  };
+}
+
+// ---- the run ----
+
+export async function runFaults(options: FaultRunOptions): Promise<FaultRunReport> {
+  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const rng = mulberry32(seed);
+  const log = options.log ?? (() => undefined);
+  const workerCount = options.workers ?? 4;
+  const leaseMs = options.leaseMs ?? 500;
+  const heartbeatMs = Math.floor(leaseMs / 3);
+  const maxAttempts = options.maxAttempts ?? 3;
+  const concurrency = options.concurrency ?? 24;
+  const faultIntervalMs = options.faultIntervalMs ?? 280;
+  const clientTimeoutMs = leaseMs * 2;
+  const maxRetries = 60;
+  const tenant = 'faults';
+  const runTag = randomBytes(5).toString('hex');
+  const runId = `run-${runTag}`;
+  const startedMs = Date.now();
+
+  const backend = options.store === 'redis' ? await redisBackend(runTag) : await postgresBackend(runTag);
+
+  const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
+  let faultsTotal = 0;
+  const deliveries: Record<DeliveryReason, number> = {
+    first: 0,
+    twin: 0,
+    'retry-timeout': 0,
+    'retry-pending': 0,
+    redeliver: 0,
+  };
+  const answers = Object.fromEntries(
+    ['completed', 'deduplicated', 'indeterminate', 'abandoned', 'pending', 'unavailable', 'error'].map(
+      (kind) => [kind, 0],
+    ),
+  ) as Record<AnswerKind, number>;
+  const events: EventMessage[] = [];
+  const bodyEnds = new Map<string, boolean>();
+  const killedPids = new Set<number>();
+  const calls: Call[] = [];
+  const planKeys = new Map<string, PlanKey>();
+  const ownClaims: Record<string, number> = {};
+  let connectionsKilled = 0;
+  let workersStarted = 0;
+  let unexpectedWorkerExits = 0;
+  let renewalsDelayedByDead = 0;
+  let nextDeliveryId = 1;
+  let finishing = false;
+  const workers: (WorkerProcess | undefined)[] = new Array(workerCount).fill(undefined);
+
+  // ---- workers ----
+
+  function startWorker(slot: number): WorkerProcess {
+    const generation = ++workersStarted;
+    const name = `tf-faults-${runTag}-w${slot}g${generation}`;
+    const config: WorkerConfig = {
+      store: options.store,
+      url: backend.url,
+      namespace: backend.namespace,
+      connectionName: name,
+      ledgerConnectionName: `${name}-ledger`,
+      tenant,
+      leaseMs,
+      heartbeatMs,
+      maxAttempts,
+      retentionMs: 3_600_000,
+    };
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', '--conditions=@toolfence/source', workerScript, JSON.stringify(config)],
+      {
+        cwd: repositoryRoot,
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      },
+    );
+    allChildren.add(child);
+    let markReady!: () => void;
+    let markExited!: () => void;
+    const worker: WorkerProcess = {
+      slot,
+      name,
+      child,
+      pid: child.pid ?? 0,
+      state: 'starting',
+      open: new Map(),
+      activeBodies: new Set(),
+      ready: new Promise<void>((resolve) => {
+        markReady = resolve;
+      }),
+      exited: new Promise<void>((resolve) => {
+        markExited = resolve;
+      }),
+      killedByUs: false,
+      stderrTail: '',
+      renewalsDelayed: 0,
+      onDrained: undefined,
+      continueTimer: undefined,
+    };
+    child.stderr?.on('data', (chunk: Buffer) => {
+      worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4000);
+    });
+    child.on('message', (message: WorkerMessage) => onWorkerMessage(worker, message, markReady));
+    child.on('exit', () => {
+      allChildren.delete(child);
+      onWorkerExit(worker);
+      markReady();
+      markExited();
+    });
+    workers[slot] = worker;
+    return worker;
+  }
+
+  function onWorkerMessage(worker: WorkerProcess, message: WorkerMessage, markReady: () => void): void {
+    switch (message.t) {
+      case 'ready':
+        worker.pid = message.pid;
+        if (worker.state === 'starting') worker.state = 'ready';
+        markReady();
+        break;
+      case 'answer':
+        onAnswer(worker, message);
+        break;
+      case 'event':
+        events.push(message);
+        break;
+      case 'body':
+        if (message.phase === 'start') worker.activeBodies.add(message.execId);
+        else {
+          worker.activeBodies.delete(message.execId);
+          bodyEnds.set(message.execId, message.returned === true);
+        }
+        break;
+      case 'renew-delayed':
+        worker.renewalsDelayed += 1;
+        break;
+      case 'own-claim':
+        ownClaims[message.status] = (ownClaims[message.status] ?? 0) + 1;
+        log(
+          `a ${message.tool} claim by ${worker.name} found the key held by its own owner: ${message.status}`,
+        );
+        break;
+      case 'drained':
+        worker.onDrained?.();
+        break;
+    }
+  }
+
+  function onWorkerExit(worker: WorkerProcess): void {
+    clearTimeout(worker.continueTimer);
+    worker.state = 'dead';
+    worker.activeBodies.clear();
+    renewalsDelayedByDead += worker.renewalsDelayed;
+    worker.renewalsDelayed = 0;
+    if (worker.killedByUs) killedPids.add(worker.pid);
+    else if (!finishing) {
+      unexpectedWorkerExits += 1;
+      log(
+        `worker ${worker.name} exited on its own (${worker.child.exitCode ?? worker.child.signalCode}): ${worker.stderrTail.slice(-3000)}`,
+      );
+    }
+    const orphans = [...worker.open.values()];
+    worker.open.clear();
+    for (const delivery of orphans) {
+      delivery.died = true;
+      clearTimeout(delivery.timer);
+    }
+    // Redeliver what the dead worker held, once per call, to a live worker.
+    for (const call of new Set(orphans.map((delivery) => delivery.call))) {
+      if (call.final === undefined && !hasOpenDelivery(call)) void deliver(call, 'redeliver');
+    }
+    if (!finishing && workers[worker.slot] === worker) startWorker(worker.slot);
+  }
+
+  function hasOpenDelivery(call: Call): boolean {
+    return call.deliveries.some((delivery) => !delivery.answered && !delivery.died);
+  }
+
+  function send(worker: WorkerProcess, message: CoordinatorMessage): boolean {
+    if (worker.state === 'dead' || !worker.child.connected) return false;
+    try {
+      worker.child.send(message);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A live worker that takes calls, preferring the least loaded; waits while none is. */
+  async function pickWorker(exclude?: WorkerProcess): Promise<WorkerProcess | undefined> {
+    for (;;) {
+      if (unexpectedWorkerExits > 8) return undefined;
+      const ready = workers.filter((worker): worker is WorkerProcess => worker?.state === 'ready');
+      const candidates = ready.filter((worker) => worker !== exclude);
+      const pool = candidates.length > 0 ? candidates : ready;
+      if (pool.length > 0) {
+        pool.sort((a, b) => a.open.size - b.open.size);
+        return pool[0];
+      }
+      if (finishing && workers.every((worker) => worker === undefined || worker.state === 'dead')) {
+        return undefined;
+      }
+      await sleep(10);
+    }
+  }
+
+  async function deliver(call: Call, reason: DeliveryReason, exclude?: WorkerProcess): Promise<void> {
+    const worker = await pickWorker(exclude);
+    if (call.final !== undefined) return;
+    if (worker === undefined) {
+      // No worker can run anything (they keep dying on their own): give the call up as lost.
+      call.gaveUp = true;
+      call.settle();
+      return;
+    }
+    const delivery: Delivery = {
+      id: nextDeliveryId++,
+      call,
+      worker,
+      reason,
+      answered: false,
+      died: false,
+      timer: undefined,
+    };
+    call.deliveries.push(delivery);
+    worker.open.set(delivery.id, delivery);
+    deliveries[reason] += 1;
+    const sent = send(worker, {
+      t: 'call',
+      id: delivery.id,
+      callId: call.id,
+      tool: call.planKey.tool,
+      arguments: call.planKey.arguments,
+      runId,
+      body: call.planKey.body,
+    });
+    if (!sent) {
+      // The worker died between the pick and the send: its exit handler redelivers.
+      worker.open.delete(delivery.id);
+      delivery.died = true;
+      if (worker.state !== 'dead') worker.state = 'dead';
+      if (call.final === undefined && !hasOpenDelivery(call)) void deliver(call, 'redeliver');
+      return;
+    }
+    // A caller that hears nothing asks again elsewhere; the first delivery stays open.
+    delivery.timer = setTimeout(() => {
+      const open = call.deliveries.filter((each) => !each.answered && !each.died).length;
+      if (call.final === undefined && !finishing && open < 3) void deliver(call, 'retry-timeout', worker);
+    }, clientTimeoutMs);
+  }
+
+  function onAnswer(worker: WorkerProcess, answer: Answer): void {
+    const delivery = worker.open.get(answer.id);
+    if (delivery === undefined) return;
+    worker.open.delete(answer.id);
+    clearTimeout(delivery.timer);
+    delivery.answered = true;
+    const call = delivery.call;
+    call.answers.push(answer);
+    answers[answer.kind] += 1;
+    if (answer.kind === 'error') {
+      log(`call ${call.id} got an unexpected error: ${answer.errorName}: ${answer.message}`);
+    }
+    if (TERMINAL_ANSWERS.has(answer.kind)) {
+      if (call.final === undefined) {
+        call.final = answer;
+        call.settle();
+      }
+      return;
+    }
+    // pending / unavailable (and unexpected errors): ask again, with a short backoff.
+    if (call.final !== undefined || hasOpenDelivery(call)) return;
+    call.retries += 1;
+    if (call.retries > maxRetries) {
+      call.gaveUp = true;
+      call.settle();
+      return;
+    }
+    setTimeout(() => void deliver(call, 'retry-pending'), 50 + Math.floor(rng() * 200));
+  }
+
+  // ---- faults ----
+
+  function liveWorkers(): WorkerProcess[] {
+    return workers.filter(
+      (worker): worker is WorkerProcess => worker !== undefined && worker.state !== 'dead',
+    );
+  }
+
+  function impaired(): number {
+    return workers.filter((worker) => worker === undefined || worker.state !== 'ready').length;
+  }
+
+  function choose<T>(items: T[]): T | undefined {
+    return items.length === 0 ? undefined : items[Math.floor(rng() * items.length)];
+  }
+
+  /** A target, preferring workers in the middle of a tool body. */
+  function target(states: WorkerProcess['state'][]): WorkerProcess | undefined {
+    const candidates = liveWorkers().filter((worker) => states.includes(worker.state));
+    return choose(candidates.filter((worker) => worker.activeBodies.size > 0)) ?? choose(candidates);
+  }
+
+  async function inject(kind: FaultKind): Promise<boolean> {
+    switch (kind) {
+      case 'sigkill': {
+        if (impaired() >= 2) return false;
+        const worker = target(['ready']);
+        if (worker === undefined) return false;
+        worker.killedByUs = true;
+        worker.child.kill('SIGKILL');
+        return true;
+      }
+      case 'sigstop': {
+        if (impaired() >= 2) return false;
+        const worker = target(['ready']);
+        if (worker === undefined) return false;
+        worker.state = 'stopped';
+        worker.child.kill('SIGSTOP');
+        const pauseMs = Math.floor(leaseMs * (1.3 + rng() * 1.5));
+        worker.continueTimer = setTimeout(() => {
+          if (worker.state !== 'stopped') return;
+          worker.child.kill('SIGCONT');
+          worker.state = 'ready';
+        }, pauseMs);
+        return true;
+      }
+      case 'connection-kill': {
+        const worker = target(['ready', 'stopped']);
+        if (worker === undefined) return false;
+        const killed = await backend.killConnections(worker.name);
+        connectionsKilled += killed;
+        return killed > 0;
+      }
+      case 'renew-delay': {
+        const worker = target(['ready']);
+        if (worker === undefined) return false;
+        return send(worker, {
+          t: 'delay-renew',
+          delayMs: Math.floor(leaseMs * (1.2 + rng())),
+          forMs: leaseMs * 2,
+          mode: rng() < 0.5 ? 'send' : 'reply',
+        });
+      }
+    }
+  }
+
+  let faultsRunning = true;
+  async function faultLoop(): Promise<void> {
+    let turn = Math.floor(rng() * FAULT_KINDS.length);
+    while (faultsRunning) {
+      await sleep(faultIntervalMs * (0.5 + rng()));
+      if (!faultsRunning) break;
+      const kind = FAULT_KINDS[turn % FAULT_KINDS.length] as FaultKind;
+      try {
+        if (await inject(kind)) {
+          faults[kind] += 1;
+          faultsTotal += 1;
+          turn += 1;
+        }
+      } catch (error) {
+        log(`fault ${kind} failed: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  // ---- the plan ----
+
+  let keyCounter = 0;
+  function newPlanKey(): PlanKey {
+    const index = keyCounter++;
+    const tool: ToolName = rng() < 0.5 ? EFFECTFUL_TOOL : IDEMPOTENT_TOOL;
+    const args = { account: `acct-${index}`, amountCents: 100 + (index % 997) };
+    const shape = rng();
+    const body: BodyProfile =
+      shape < 0.65
+        ? { sleepMs: 5 + Math.floor(rng() * 50), ignoreSignal: false }
+        : { sleepMs: Math.floor(leaseMs * (0.6 + rng() * 0.9)), ignoreSignal: shape >= 0.85 };
+    const planKey: PlanKey = {
+      key: idempotencyKey({ tenant, runId, tool, arguments: args }),
+      tool,
+      arguments: args,
+      body,
+    };
+    planKeys.set(planKey.key, planKey);
+    return planKey;
+  }
+
+  /** A chunk of calls: every key once, about 40% of them again a little later (a replay). */
+  function planChunk(size: number): PlanKey[] {
+    const keyCount = Math.max(1, Math.ceil(size / 1.4));
+    const slots: { order: number; planKey: PlanKey }[] = [];
+    const chunkKeys: PlanKey[] = [];
+    for (let index = 0; index < keyCount; index++) {
+      const planKey = newPlanKey();
+      chunkKeys.push(planKey);
+      slots.push({ order: index, planKey });
+    }
+    for (let extra = keyCount; extra < size; extra++) {
+      const index = Math.floor(rng() * keyCount);
+      slots.push({ order: index + 0.5 + rng() * 120, planKey: chunkKeys[index] as PlanKey });
+    }
+    slots.sort((a, b) => a.order - b.order);
+    return slots.map((slot) => slot.planKey);
+  }
+
+  function newCall(planKey: PlanKey): Call {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const call: Call = {
+      id: `c${calls.length + 1}`,
+      planKey,
+      twin: rng() < 0.15,
+      deliveries: [],
+      answers: [],
+      final: undefined,
+      retries: 0,
+      gaveUp: false,
+      settle,
+      settled,
+    };
+    calls.push(call);
+    return call;
+  }
+
+  // ---- go ----
+
+  try {
+    for (let slot = 0; slot < workerCount; slot++) startWorker(slot);
+    await Promise.all(workers.map((worker) => worker?.ready));
+    if (workers.some((worker) => worker?.state !== 'ready')) {
+      const broken = workers.find((worker) => worker?.state !== 'ready');
+      throw new Error(`a worker did not start: ${broken?.stderrTail.slice(-2000)}`);
+    }
+    log(`${options.store}: ${workerCount} workers ready (seed ${seed}, lease ${leaseMs} ms)`);
+
+    const faultLoopDone = faultLoop();
+    const open = new Set<Promise<void>>();
+    const deadlineMs = options.durationMs === undefined ? undefined : startedMs + options.durationMs;
+    const faultsPlanned = options.faults + 4;
+    let dispatched = 0;
+    let lastProgressMs = Date.now();
+    const moreCalls = () =>
+      dispatched < options.calls || (deadlineMs !== undefined && Date.now() < deadlineMs);
+    while (moreCalls()) {
+      for (const planKey of planChunk(Math.min(1000, Math.max(options.calls - dispatched, 200)))) {
+        if (!moreCalls()) break;
+        while (open.size >= concurrency) await Promise.race(open);
+        // Pace the calls so the faults land over the whole run, not after it.
+        const target = options.durationMs === undefined ? options.calls : Number.POSITIVE_INFINITY;
+        while (faultsTotal < Math.ceil((faultsPlanned * dispatched) / target)) await sleep(10);
+        const call = newCall(planKey);
+        dispatched += 1;
+        const settled = call.settled.then(() => {
+          open.delete(settled);
+        });
+        open.add(settled);
+        // A twin: the same call delivered to a second worker at once (an at-least-once queue).
+        void deliver(call, 'first').then(() =>
+          call.twin ? deliver(call, 'twin', call.deliveries[0]?.worker) : undefined,
+        );
+        if (Date.now() - lastProgressMs > 5000) {
+          lastProgressMs = Date.now();
+          log(`${options.store}: ${dispatched} calls, ${faultsTotal} faults, ${events.length} events`);
+        }
+      }
+    }
+    await Promise.all(open);
+    // Faults stop once every call is answered; a soak with few calls still gets its faults.
+    while (faultsTotal < options.faults) await sleep(20);
+    faultsRunning = false;
+    await faultLoopDone;
+    finishing = true;
+
+    // Wake stopped workers; wait for every delivery to a live worker to be answered.
+    for (const worker of liveWorkers()) {
+      if (worker.state === 'stopped') {
+        clearTimeout(worker.continueTimer);
+        worker.child.kill('SIGCONT');
+        worker.state = 'ready';
+      }
+    }
+    await Promise.all(liveWorkers().map((worker) => worker.ready));
+    const answerDeadline = Date.now() + 30_000;
+    while (Date.now() < answerDeadline && liveWorkers().some((worker) => worker.open.size > 0)) {
+      await sleep(20);
+    }
+    const hungDeliveries = liveWorkers().reduce((sum, worker) => sum + worker.open.size, 0);
+    // Let every body (a superseded one may still be running) end and its late result be recorded.
+    await Promise.all(
+      liveWorkers().map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 25_000);
+            worker.onDrained = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+            if (!send(worker, { t: 'drain' })) resolve();
+          }),
+      ),
+    );
+
+    const ledger = await backend.ledger.readAll();
+    const records = new Map<string, IdempotencyRecord | null>();
+    const keyList = [...planKeys.keys()];
+    for (let index = 0; index < keyList.length; index += 50) {
+      const batch = keyList.slice(index, index + 50);
+      const read = await Promise.all(batch.map((key) => backend.store.get({ tenant, key })));
+      for (const [position, key] of batch.entries()) records.set(key, read[position] ?? null);
+    }
+    const checks = checkHistory({
+      maxAttempts,
+      keys: new Map([...planKeys.values()].map((planKey) => [planKey.key, planKey.tool])),
+      calls: calls.map((call) => ({ id: call.id, key: call.planKey.key, answers: call.answers })),
+      ledger,
+      records,
+      events,
+      bodyEnds,
+      killedPids,
+      hungDeliveries,
+    });
+    const renewalsDelayed =
+      renewalsDelayedByDead + liveWorkers().reduce((sum, worker) => sum + worker.renewalsDelayed, 0);
+    return {
+      store: options.store,
+      calls: calls.length,
+      faults,
+      executions: checks.executions,
+      duplicates: checks.duplicates,
+      lost: checks.lost,
+      staleFenced: checks.staleFenced,
+      durationMs: Date.now() - startedMs,
+      faultsTotal,
+      keys: planKeys.size,
+      deliveries,
+      answers,
+      renewalsDelayed,
+      connectionsKilled,
+      ownClaims,
+      workersStarted,
+      unexpectedWorkerExits,
+      seed,
+      checks: checks.detail,
+      violations: checks.violations,
+    };
+  } finally {
+    finishing = true;
+    faultsRunning = false;
+    await shutdownWorkers(workers);
+    await backend.cleanup().catch((error: unknown) => log(`cleanup failed: ${(error as Error).message}`));
+  }
+}
+
+async function shutdownWorkers(workers: (WorkerProcess | undefined)[]): Promise<void> {
+  await Promise.all(
+    workers.map(async (worker) => {
+      if (worker === undefined || worker.state === 'dead') return;
+      clearTimeout(worker.continueTimer);
+      worker.child.kill('SIGCONT');
+      try {
+        worker.child.send({ t: 'exit' } satisfies CoordinatorMessage);
+      } catch {
+        // Not connected any more.
+      }
+      const exited = await Promise.race([worker.exited.then(() => true), sleep(3000).then(() => false)]);
+      if (!exited) {
+        worker.child.kill('SIGKILL');
+        await worker.exited;
+      }
+    }),
+  );
+}
+
+// ---- reporting ----
+
+/** One line per store, for the test output and the soak. */
+export function summarize(report: FaultRunReport): string {
+  const faults = FAULT_KINDS.map((kind) => `${kind} ${report.faults[kind]}`).join(', ');
+  return (
+    `${report.store}: ${report.calls} calls on ${report.keys} keys ` +
+    `(${Object.values(report.deliveries).reduce((a, b) => a + b, 0)} deliveries), ` +
+    `${report.faultsTotal} faults (${faults}), ${report.executions} executions, ` +
+    `duplicates ${report.duplicates}, lost ${report.lost}, staleFenced ${report.staleFenced}, ` +
+    `${(report.durationMs / 1000).toFixed(1)} s`
+  );
+}
+
+/**
+ * Merges `report` into test/faults/last-run.json (an object keyed by store), under a lock
+ * directory so the two store files, run in parallel, do not overwrite each other.
+ */
+export async function writeLastRun(report: FaultRunReport, file = lastRunFile): Promise<void> {
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        // A lock left by a killed run: take it over.
+        rmdirSync(lock);
+        continue;
+      }
+      await sleep(25);
+    }
+  }
+  try {
+    let existing: Record<string, unknown> = {};
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+      if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        existing = parsed as Record<string, unknown>;
+      }
+    } catch {
+      // No previous run (or an unreadable one): start afresh.
+    }
+    existing[report.store] = {
+      store: report.store,
+      calls: report.calls,
+      faults: report.faults,
+      executions: report.executions,
+      duplicates: report.duplicates,
+      lost: report.lost,
+      staleFenced: report.staleFenced,
+      durationMs: report.durationMs,
+      finishedAt: new Date().toISOString(),
+      keys: report.keys,
+      deliveries: report.deliveries,
+      answers: report.answers,
+      renewalsDelayed: report.renewalsDelayed,
+      connectionsKilled: report.connectionsKilled,
+      ownClaims: report.ownClaims,
+      workersStarted: report.workersStarted,
+      seed: report.seed,
+      checks: report.checks,
+    };
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(existing, null, 2)}\n`);
+    renameSync(temporary, file);
+  } finally {
+    rmdirSync(lock);
+  }
+}
