@@ -1,0 +1,117 @@
+// The fake "payments provider" the demo's tools call. It applies effects (refunds, address
+// writes) to a ledger that counts them, and can be told to misbehave the way real systems do:
+// lose the response after applying the effect (ETIMEDOUT), or have the worker die inside the call.
+import type { Redis } from 'ioredis';
+
+export type EffectKind = 'refund' | 'address';
+
+/** Where applied effects are counted. In memory by default; a Redis list to share across processes. */
+export interface Ledger {
+  add(kind: EffectKind, entry: string): Promise<void>;
+  count(kind: EffectKind): Promise<number>;
+}
+
+export class MemoryLedger implements Ledger {
+  private readonly entries = new Map<EffectKind, string[]>();
+
+  async add(kind: EffectKind, entry: string): Promise<void> {
+    const list = this.entries.get(kind) ?? [];
+    list.push(entry);
+    this.entries.set(kind, list);
+  }
+
+  async count(kind: EffectKind): Promise<number> {
+    return this.entries.get(kind)?.length ?? 0;
+  }
+}
+
+/** A ledger in Redis lists `<prefix>:ledger:<kind>`, so a child process's effects are counted too. */
+export class RedisLedger implements Ledger {
+  constructor(
+    private readonly client: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  async add(kind: EffectKind, entry: string): Promise<void> {
+    await this.client.rpush(`${this.prefix}:ledger:${kind}`, entry);
+  }
+
+  async count(kind: EffectKind): Promise<number> {
+    return this.client.llen(`${this.prefix}:ledger:${kind}`);
+  }
+}
+
+export interface Order {
+  readonly orderId: string;
+  readonly customer: string;
+  readonly totalCents: number;
+  readonly status: string;
+}
+
+/** Faults to inject; each scenario sets the one it is about. */
+export interface Faults {
+  /** Apply the refund, then lose this many responses (throw ETIMEDOUT) before one gets through. */
+  lostRefundResponses?: number;
+  /**
+   * Called after an effect was applied, inside the call: the worker "dies" here (never returns).
+   * Given the kind of effect, so a scenario can wait until every call of a step got this far.
+   */
+  dieAfterEffect?: (kind: EffectKind) => Promise<never>;
+}
+
+/** The shop's back end: an order lookup, an address book (upsert) and a payments provider. */
+export class Provider {
+  faults: Faults = {};
+
+  constructor(
+    readonly ledger: Ledger,
+    /** How long one provider call takes (so concurrent calls really overlap). */
+    private readonly latencyMs = 15,
+  ) {}
+
+  async lookupOrder(orderId: string): Promise<Order> {
+    await sleep(this.latencyMs);
+    return { orderId, customer: 'Ada Lovelace', totalCents: 4_500, status: 'delivered, damaged' };
+  }
+
+  /** Upsert: setting the same address twice leaves the same state (one write each time). */
+  async setShippingAddress(
+    orderId: string,
+    address: string,
+    note = '',
+  ): Promise<{ orderId: string; address: string }> {
+    await sleep(this.latencyMs);
+    await this.ledger.add('address', `${orderId} -> ${address}${note}`);
+    if (this.faults.dieAfterEffect !== undefined) await this.faults.dieAfterEffect('address');
+    return { orderId, address };
+  }
+
+  /** A refund: every call that reaches here pays money out. */
+  async refund(
+    orderId: string,
+    amountCents: number,
+    note = '',
+  ): Promise<{ refundId: string; amountCents: number }> {
+    await sleep(this.latencyMs);
+    await this.ledger.add('refund', `${orderId} ${amountCents}${note}`);
+    const refundId = `re_${orderId}_${await this.ledger.count('refund')}`;
+    if (this.faults.dieAfterEffect !== undefined) await this.faults.dieAfterEffect('refund');
+    if ((this.faults.lostRefundResponses ?? 0) > 0) {
+      this.faults.lostRefundResponses = (this.faults.lostRefundResponses ?? 0) - 1;
+      // The refund went through; the answer never came back.
+      throw Object.assign(new Error(`connect ETIMEDOUT 10.0.0.7:443 (refund ${orderId})`), {
+        code: 'ETIMEDOUT',
+      });
+    }
+    return { refundId, amountCents };
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A promise that never settles and holds nothing alive: what a dead worker's call becomes. */
+export function never(): Promise<never> {
+  return new Promise<never>(() => undefined);
+}

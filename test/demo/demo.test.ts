@@ -1,0 +1,148 @@
+// The README's first command, `npm run demo`, checked: its scenarios run here on MemoryStore with
+// exact counts (without and with toolfence), and the CLI runs once on a real Redis, where worker A
+// is a child process that is SIGKILLed mid-step and worker B takes over with fence 2.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MemoryStore } from '@toolfence/core';
+import { describe, expect, it } from 'vitest';
+import { MemoryLedger } from '../../examples/demo/provider.js';
+import { type Counts, type Row, runScenarios, type ScenarioResult } from '../../examples/demo/scenarios.js';
+import { verdict } from '../../examples/demo/table.js';
+import { connectRedis, deletePrefix, keysUnder, redisUrl } from '../support/redis.js';
+
+const counts = (values: Partial<Counts>): Counts => ({
+  effects: 0,
+  deduplicated: 0,
+  indeterminate: 0,
+  abandoned: 0,
+  takeovers: 0,
+  takeoverFence: 0,
+  ...values,
+});
+
+/** What each row must show: effects without toolfence, and everything with it. */
+const expected: [string, { tool: string; without: number; with: Counts }][] = [
+  // The model sends the same refund twice in one step: one refund, the second call answered.
+  ['1', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+  ['2', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+  // The refund lands, its reply is lost, the host runs the job 3 times: one refund, indeterminate.
+  ['3', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
+  ['4', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
+  // A worker dies inside both calls of a step; the step is redelivered after the lease.
+  ['5a', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, indeterminate: 1 }) }],
+  [
+    '5b',
+    { tool: 'update_address', without: 2, with: counts({ effects: 2, takeovers: 1, takeoverFence: 2 }) },
+  ],
+  // interrupt() beside the refund; the resume runs the whole step again (createAgent 'v1').
+  ['6', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+];
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Run `npm run demo -- <args>` as the README does (node + tsx loader + source condition). */
+function runCli(args: string[]): Promise<{ code: number | null; output: string }> {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const child = spawn(
+    process.execPath,
+    ['--import', tsx, '--conditions=@toolfence/source', 'examples/demo.ts', ...args],
+    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
+}
+
+describe('demo scenarios on MemoryStore', () => {
+  let results: ScenarioResult[];
+  const rowsById = () =>
+    new Map<string, Row>(results.flatMap((result) => result.rows).map((row) => [row.id, row]));
+
+  it('run in a few seconds, every row as expected', async () => {
+    const startedMs = Date.now();
+    results = await runScenarios({
+      store: new MemoryStore(),
+      leaseMs: 600,
+      newLedger: async () => new MemoryLedger(),
+    });
+    expect(Date.now() - startedMs).toBeLessThan(20_000);
+    const rows = rowsById();
+    expect([...rows.keys()]).toEqual(expected.map(([id]) => id));
+    for (const [id, want] of expected) {
+      const row = rows.get(id) as Row;
+      expect({ id, tool: row.tool, without: row.without, with: row.with }).toEqual({ id, ...want });
+      // The demo's own expectations (its ✓ column) agree with this test's.
+      expect(row.expected).toEqual({ without: want.without, with: want.with });
+    }
+    expect(verdict(results, 0).ok).toBe(true);
+  });
+
+  it('logs the takeover with fence 2 and the indeterminate refund of the dead worker', () => {
+    const events = (results.find((result) => result.id === '5') as ScenarioResult).events;
+    const takeover = events.find(
+      (entry) => entry.event.type === 'tool.started' && entry.event.takeover === true,
+    );
+    expect(takeover).toMatchObject({
+      worker: 'worker B',
+      event: { tool: 'update_address', fence: 2, attempt: 2 },
+    });
+    const indeterminate = events.filter((entry) => entry.event.type === 'tool.indeterminate');
+    expect(indeterminate.map((entry) => [entry.worker, entry.event.tool, entry.event.error?.type])).toEqual([
+      ['worker B', 'refund_payment', 'LeaseExpired'],
+    ]);
+    // The dead worker reported nothing after its death: only its two starts.
+    expect(events.filter((entry) => entry.worker === 'worker A').map((entry) => entry.event.type)).toEqual([
+      'tool.started',
+      'tool.started',
+    ]);
+  });
+
+  it('fails the verdict when a guarded count is wrong', () => {
+    const broken = results.map((result) => ({
+      ...result,
+      rows: result.rows.map((row) => (row.id === '1' ? { ...row, with: { ...row.with, effects: 2 } } : row)),
+    }));
+    const result = verdict(broken, 0);
+    expect(result.ok).toBe(false);
+    expect(result.text).toContain('#1');
+    expect(result.text).toContain('effects 2 (expected 1)');
+    expect(result.text).toContain('FAIL');
+  });
+});
+
+describe('demo CLI', () => {
+  it(`--store ${redisUrl}: passes, worker process SIGKILLed, takeover with fence 2, keys removed`, async () => {
+    // A missing Redis FAILS here, naming the command that starts it.
+    const client = await connectRedis();
+    try {
+      const { code, output } = await runCli(['--store', redisUrl]);
+      expect(output).toContain('✓ PASS');
+      expect(code).toBe(0);
+      expect(output).toMatch(
+        /worker pid \d+ was SIGKILLed inside both calls; worker B took update_address over with fence 2/,
+      );
+      expect(output).toMatch(/5b .* update_address +2 │ +2 +0 +0 +0 +fence 2 │/);
+      // Everything the demo wrote under its random prefix is gone.
+      const prefix = /key prefix (tf-demo-[0-9a-f]+)/.exec(output)?.[1];
+      expect(prefix).toBeDefined();
+      const left = await keysUnder(client, prefix as string);
+      if (left.length > 0) await deletePrefix(client, prefix as string);
+      expect(left).toEqual([]);
+    } finally {
+      client.disconnect();
+    }
+  }, 120_000);
+
+  it('an unreachable store exits 2 and names the command that starts it', async () => {
+    const { code, output } = await runCli(['--store', 'redis://127.0.0.1:1']);
+    expect(code).toBe(2);
+    expect(output).toContain('Redis is not reachable at redis://127.0.0.1:1');
+    expect(output).toContain('Start it with: redis-server');
+  }, 60_000);
+});
