@@ -45,25 +45,27 @@ export async function connectRedis(): Promise<Redis> {
 
 /** A pg Pool on DATABASE_URL that answered `SELECT 1`; the same error policy as Redis. */
 export async function connectPostgres(max: number): Promise<pg.Pool> {
-  // Named, so a test elsewhere that terminates backends by application_name (fault injection on a
-  // shared database) cannot take the benchmark's connections for its own.
-  const pool = new pg.Pool({
-    connectionString: databaseUrl,
-    max,
-    connectionTimeoutMillis: 3000,
-    application_name: 'toolfence-bench',
-  });
-  pool.on('error', () => {});
+  // The check has its own connect timeout; the pool has none, because under 1,000 concurrent calls
+  // a caller may rightly wait seconds for one of its connections (pg-pool applies
+  // connectionTimeoutMillis to that wait too).
+  const probe = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
+  probe.on('error', () => {});
   try {
-    await pool.query('SELECT 1');
+    await probe.connect();
+    await probe.query('SELECT 1');
   } catch (error) {
-    await pool.end().catch(() => undefined);
     throw new ServiceMissingError(
       `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
         `Set DATABASE_URL, or start it with: ${startPostgresCommand}`,
       { cause: error },
     );
+  } finally {
+    await probe.end().catch(() => undefined);
   }
+  // Named, so a test elsewhere that terminates backends by application_name (fault injection on a
+  // shared database) cannot take the benchmark's connections for its own.
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, application_name: 'toolfence-bench' });
+  pool.on('error', () => {});
   return pool;
 }
 

@@ -18,6 +18,8 @@ export interface StoreLatencySpec {
   ) => Promise<{ roundTrips: number; serverMicroseconds: number }>;
   readonly firstCallTarget: string;
   readonly repeatTarget: string | null;
+  /** Calls per round at concurrency 1 and 32, and rounds (before BENCH_SCALE). */
+  readonly sizes?: { readonly sequential: number; readonly concurrent: number; readonly rounds: number };
 }
 
 /** A first call and a repeat through a guard, each on its own ids. */
@@ -49,9 +51,10 @@ export async function storeLatencyRows(spec: StoreLatencySpec): Promise<Row[]> {
   const calls = guardedCalls(spec.guard);
   await calls.prepare();
   const rows: Row[] = [];
-  const rounds = scaled(7);
+  const sizes = spec.sizes ?? { sequential: 300, concurrent: 3_000, rounds: 7 };
+  const rounds = scaled(sizes.rounds);
   for (const concurrency of [1, 32]) {
-    const total = scaled(concurrency === 1 ? 300 : 3_000);
+    const total = scaled(concurrency === 1 ? sizes.sequential : sizes.concurrent);
     const one = new RoundFigures();
     const two = new RoundFigures();
     const first = new RoundFigures();

@@ -20,14 +20,17 @@ export function toolArguments(bytes: 100 | 1024 | 65536, id: number): Record<str
     note: 'Leave the parcel with the concierge; call before 18:00.',
     items,
   };
-  let index = 0;
-  while (JSON.stringify(base).length < target - 45) {
-    items.push({
+  // Grow by each item's own length (plus its comma): stringifying the whole object per item
+  // would be quadratic at 64 KB.
+  let length = JSON.stringify(base).length;
+  for (let index = 0; length < target - 45; index++) {
+    const item = {
       sku: `SKU-${index.toString().padStart(6, '0')}`,
       qty: (index % 5) + 1,
       price: 9.99 + index,
-    });
-    index++;
+    };
+    items.push(item);
+    length += JSON.stringify(item).length + (index === 0 ? 0 : 1);
   }
   return base;
 }
