@@ -39,8 +39,11 @@ async function main(): Promise<number> {
   try {
     demoStore = await openStore(options.store);
   } catch (error) {
-    console.error(red(`toolfence demo: ${(error as Error).message}`));
-    return error instanceof StoreUnreachable ? 2 : 2;
+    // StoreUnreachable says what to start; anything else is a bad --store value or a driver error.
+    const message =
+      error instanceof StoreUnreachable ? error.message : String((error as Error).message ?? error);
+    console.error(red(`toolfence demo: ${message}`));
+    return 2;
   }
   const startedMs = Date.now();
   try {

@@ -89,7 +89,7 @@ const zero: Counts = {
   takeovers: 0,
   takeoverFence: 0,
 };
-const expect = (counts: Partial<Counts>): Counts => ({ ...zero, ...counts });
+const countsWith = (counts: Partial<Counts>): Counts => ({ ...zero, ...counts });
 
 const effectOf: Record<ToolName, EffectKind | undefined> = {
   lookup_order: undefined,
@@ -186,7 +186,7 @@ async function compare(
       tool: entry.tool,
       without: await without.ledger.count(effect),
       with: withToolfence.log.counts(entry.tool, await withToolfence.ledger.count(effect)),
-      expected: { without: entry.without, with: expect(entry.with) },
+      expected: { without: entry.without, with: countsWith(entry.with) },
     });
   }
   return {

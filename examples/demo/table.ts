@@ -61,6 +61,12 @@ function line(cells: string[]): string {
     .trimEnd();
 }
 
+/** Write `title` over a header line from the start of column `index` on. */
+function spanTitle(text: string, index: number, title: string): string {
+  const start = columns.slice(0, index).reduce((sum, column) => sum + column.width + 1, 0);
+  return (text.slice(0, start) + title + text.slice(start + title.length)).replace(/\.$/, '').trimEnd();
+}
+
 const fence = (counts: Counts) => (counts.takeovers === 0 ? '–' : `fence ${counts.takeoverFence}`);
 
 export function describeCounts(counts: Counts): string {
@@ -75,7 +81,7 @@ export function describeCounts(counts: Counts): string {
 export function table(results: ScenarioResult[]): string {
   const rows = results.flatMap((result) => result.rows);
   const out = [
-    line(['', '', '', '', 'without', '│', 'with toolfence', '', '', '', '', '│', '', '']),
+    spanTitle(line(['', '', '', '', 'without', '│', '', '', '', '', '', '│', '', '.']), 6, 'with toolfence'),
     line(columns.map((column) => (column.title === 'without' ? 'effects' : column.title))),
     dim('─'.repeat(columns.reduce((sum, column) => sum + column.width + 1, -1))),
   ];
