@@ -85,6 +85,11 @@ export interface FaultRunReport {
    * ran twice on the store (a resent command). Not a duplicate execution; see docs/faults.md.
    */
   readonly ownClaims: Record<string, number>;
+  /**
+   * Of `checks.indeterminateUnexecuted`: keys where a claim had failed with the store unreachable
+   * (it may have landed, leaving a claim nobody runs, which later reads as a lost holder).
+   */
+  readonly indeterminateUnexecutedAfterFailedClaim: number;
   readonly workersStarted: number;
   readonly unexpectedWorkerExits: number;
   readonly seed: number;
@@ -335,6 +340,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const calls: Call[] = [];
   const planKeys = new Map<string, PlanKey>();
   const ownClaims: Record<string, number> = {};
+  const keysWithFailedClaims = new Set<string>();
   let connectionsKilled = 0;
   let workersStarted = 0;
   let unexpectedWorkerExits = 0;
@@ -394,6 +400,9 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     child.stderr?.on('data', (chunk: Buffer) => {
       worker.stderrTail = (worker.stderrTail + chunk.toString()).slice(-4000);
     });
+    // A send to a worker that just died fails with EPIPE as an 'error' event: its exit handler
+    // redelivers what it held.
+    child.on('error', () => {});
     child.on('message', (message: WorkerMessage) => onWorkerMessage(worker, message, markReady));
     child.on('exit', () => {
       allChildren.delete(child);
@@ -427,6 +436,9 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
         break;
       case 'renew-delayed':
         worker.renewalsDelayed += 1;
+        break;
+      case 'claim-failed':
+        keysWithFailedClaims.add(message.key);
         break;
       case 'own-claim':
         ownClaims[message.status] = (ownClaims[message.status] ?? 0) + 1;
@@ -834,6 +846,12 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       renewalsDelayed,
       connectionsKilled,
       ownClaims,
+      indeterminateUnexecutedAfterFailedClaim: [...records].filter(
+        ([key, record]) =>
+          record?.state === 'indeterminate' &&
+          keysWithFailedClaims.has(key) &&
+          !ledger.some((entry) => entry.key === key),
+      ).length,
       workersStarted,
       unexpectedWorkerExits,
       seed,
@@ -928,6 +946,7 @@ export async function writeLastRun(report: FaultRunReport, file = lastRunFile): 
       renewalsDelayed: report.renewalsDelayed,
       connectionsKilled: report.connectionsKilled,
       ownClaims: report.ownClaims,
+      indeterminateUnexecutedAfterFailedClaim: report.indeterminateUnexecutedAfterFailedClaim,
       workersStarted: report.workersStarted,
       seed: report.seed,
       checks: report.checks,

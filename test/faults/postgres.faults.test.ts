@@ -24,7 +24,15 @@ describe('faults on PostgreSQL', () => {
     });
     console.log(`[faults] ${summarize(report)}`);
     console.log(
-      `[faults] ${JSON.stringify({ checks: report.checks, answers: report.answers, deliveries: report.deliveries })}`,
+      `[faults] ${JSON.stringify({
+        checks: report.checks,
+        answers: report.answers,
+        deliveries: report.deliveries,
+        renewalsDelayed: report.renewalsDelayed,
+        connectionsKilled: report.connectionsKilled,
+        ownClaims: report.ownClaims,
+        indeterminateUnexecutedAfterFailedClaim: report.indeterminateUnexecutedAfterFailedClaim,
+      })}`,
     );
     for (const violation of report.violations) console.log(`[faults] violation: ${violation}`);
     await writeLastRun(report);

@@ -128,6 +128,8 @@ export type WorkerMessage =
   | EventMessage
   | BodyMessage
   | { readonly t: 'renew-delayed' }
+  /** A claim that threw (StoreUnavailableError): it may still have landed on the store. */
+  | { readonly t: 'claim-failed'; readonly key: string }
   /** A claim answered with a record held by the claim's own owner (the claim ran twice). */
   | { readonly t: 'own-claim'; readonly status: string; readonly tool: string }
   | DrainedMessage;

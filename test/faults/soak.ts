@@ -70,7 +70,15 @@ try {
     });
     console.log(summarize(report));
     console.log(
-      JSON.stringify({ checks: report.checks, answers: report.answers, deliveries: report.deliveries }),
+      JSON.stringify({
+        checks: report.checks,
+        answers: report.answers,
+        deliveries: report.deliveries,
+        renewalsDelayed: report.renewalsDelayed,
+        connectionsKilled: report.connectionsKilled,
+        ownClaims: report.ownClaims,
+        indeterminateUnexecutedAfterFailedClaim: report.indeterminateUnexecutedAfterFailedClaim,
+      }),
     );
     for (const violation of report.violations) console.log(`violation: ${violation}`);
     if (!values['no-write']) await writeLastRun(report);

@@ -13,6 +13,7 @@ import {
   Idempotency,
   type IdempotencyPolicy,
   type IdempotencyStore,
+  type RecordRef,
   ToolfenceError,
 } from '@toolfence/core';
 import { PostgresStore } from '@toolfence/stores/postgres';
@@ -82,7 +83,14 @@ function faultyStore(store: IdempotencyStore): IdempotencyStore {
             send({ t: 'renew-delayed' });
           }
           if (delay?.mode === 'send') await sleep(delay.delayMs);
-          const result = await method(...args);
+          let result: unknown;
+          try {
+            result = await method(...args);
+          } catch (error) {
+            // A claim that failed may still have landed on the store (its reply was lost).
+            if (property === 'claim') send({ t: 'claim-failed', key: (args[0] as RecordRef).key });
+            throw error;
+          }
           if (property === 'claim') noticeOwnClaim(args[1] as ClaimOptions, result as ClaimResult);
           if (delay?.mode === 'reply') await sleep(delay.delayMs);
           return result;
