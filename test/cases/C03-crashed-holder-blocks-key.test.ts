@@ -67,7 +67,7 @@ describe('C03: a crashed holder neither blocks the key forever nor runs twice', 
     const error = await b.run().catch((e: unknown) => e);
     expect(OutcomePendingError.isInstance(error)).toBe(true);
     expect(b.executions()).toBe(0);
-    expect(b.events.map((e) => e.type)).toEqual(['tool.waiting']);
+    expect(b.events.map((e) => e.type)).toEqual(['tool.waiting', 'tool.pending']);
   });
 
   it('B retrying at 1.5 s takes an IDEMPOTENT call over with fencing token 2', async () => {

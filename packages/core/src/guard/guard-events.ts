@@ -5,6 +5,7 @@ export type GuardEventType =
   | 'tool.failed'
   | 'tool.deduplicated'
   | 'tool.waiting'
+  | 'tool.pending'
   | 'tool.indeterminate'
   | 'tool.abandoned'
   | 'tool.fenced'
@@ -26,7 +27,10 @@ export interface GuardEvent {
   readonly timeMs: number;
   /** Time the body ran, for `tool.completed` / `tool.failed` / `tool.indeterminate`. */
   readonly durationMs?: number;
-  /** The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`. */
+  /**
+   * The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`, and
+   * `tool.pending` (a waiter gave up after `waitTimeoutMs`: the outcome is pending, not failed).
+   */
   readonly error?: { readonly type: string; readonly message: string };
   /** For `tool.completed`: false when the result could not be recorded (store unreachable). */
   readonly recorded?: boolean;

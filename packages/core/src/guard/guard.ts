@@ -204,7 +204,11 @@ export class Guard {
       if (claim.status === 'busy') {
         const waitedMs = Date.now() - waitStartedMs;
         const remainingMs = policy.waitTimeoutMs - waitedMs;
-        if (remainingMs <= 0) throw new OutcomePendingError({ key, tool: call.tool, waitedMs });
+        if (remainingMs <= 0) {
+          const pending = new OutcomePendingError({ key, tool: call.tool, waitedMs });
+          this.emit('tool.pending', state, claim.record, { error: describeError(pending) });
+          throw pending;
+        }
         if (!waitingEmitted) {
           waitingEmitted = true;
           this.emit('tool.waiting', state, claim.record);

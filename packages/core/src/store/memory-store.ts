@@ -118,7 +118,7 @@ export class MemoryStore implements IdempotencyStore {
     }
     if (record.attempt >= options.maxAttempts) {
       record.state = 'abandoned';
-      record.error = leaseExpiredError(record);
+      record.error = attemptsLostError(record, options.maxAttempts);
       record.expiresAtMs = now + options.retentionMs;
       this.notify(id, 'settled');
       return { status: 'abandoned', record: snapshot(record) };
@@ -338,10 +338,18 @@ function isHolder(record: MutableRecord, holder: Holder): boolean {
   return record.fence === holder.fence && record.owner === holder.owner;
 }
 
+// The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {
   return {
     type: 'LeaseExpired',
-    message: `the holder of attempt ${record.attempt} (fence ${record.fence}) lost its lease before recording an outcome`,
+    message: `the lease of attempt ${record.attempt} expired before its outcome was recorded; the effect may have happened`,
+  };
+}
+
+function attemptsLostError(record: MutableRecord, maxAttempts: number): RecordedError {
+  return {
+    type: 'LeaseExpired',
+    message: `the lease of attempt ${record.attempt} expired and ${maxAttempts} attempt(s) were lost`,
   };
 }
 

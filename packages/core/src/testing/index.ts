@@ -191,7 +191,11 @@ export function describeStoreConformance(
       expect(claim.status).toBe('indeterminate');
       if (claim.status !== 'indeterminate') return;
       expect(claim.record).toMatchObject({ state: 'indeterminate', fence: 1, attempt: 1 });
-      expect(claim.record.error?.type).toBe('LeaseExpired');
+      expect(claim.record.error).toEqual({
+        type: 'LeaseExpired',
+        message:
+          'the lease of attempt 1 expired before its outcome was recorded; the effect may have happened',
+      });
       expect((await store.claim(ref, claimOptions({ mode: 'at-most-once' }))).status).toBe('indeterminate');
       expect((await store.claim(ref, claimOptions({ mode: 'at-least-once' }))).status).toBe('indeterminate');
       // The lost holder may still state its outcome: the late truth beats "unknown".
@@ -232,8 +236,13 @@ export function describeStoreConformance(
       await sleep(leaseMs + 50);
       const third = await store.claim(ref, claimOptions({ maxAttempts: 2 }));
       expect(third.status).toBe('abandoned');
-      if (third.status === 'abandoned')
+      if (third.status === 'abandoned') {
         expect(third.record).toMatchObject({ state: 'abandoned', attempt: 2, fence: 2 });
+        expect(third.record.error).toEqual({
+          type: 'LeaseExpired',
+          message: 'the lease of attempt 2 expired and 2 attempt(s) were lost',
+        });
+      }
       expect((await store.claim(ref, claimOptions({ maxAttempts: 2 }))).status).toBe('abandoned');
     });
 

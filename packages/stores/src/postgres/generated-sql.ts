@@ -135,17 +135,17 @@ ON CONFLICT (tenant, key) DO UPDATE SET (
     CASE decision.action
       WHEN 'fresh' THEN NULL
       WHEN 'takeover' THEN NULL
-      WHEN 'abandon' THEN 'ExecutionAbandoned'
+      WHEN 'abandon' THEN 'LeaseExpired'
       WHEN 'indeterminate' THEN 'LeaseExpired'
       ELSE record.error_type
     END,
     CASE decision.action
       WHEN 'fresh' THEN NULL
       WHEN 'takeover' THEN NULL
-      WHEN 'abandon' THEN 'The lease of attempt ' || record.attempt || ' expired and ' || $9::integer
-        || ' attempt(s) are allowed; the call is not tried again.'
-      WHEN 'indeterminate' THEN 'The lease of attempt ' || record.attempt
-        || ' expired before it recorded an outcome; the effect may have happened.'
+      WHEN 'abandon' THEN 'the lease of attempt ' || record.attempt || ' expired and ' || $9::integer
+        || ' attempt(s) were lost'
+      WHEN 'indeterminate' THEN 'the lease of attempt ' || record.attempt
+        || ' expired before its outcome was recorded; the effect may have happened'
       ELSE record.error_message
     END
   FROM (
