@@ -76,6 +76,9 @@ interface CallState {
 
 type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
 
+/** Pause before asking the store again for a claim whose reply was lost. */
+const CLAIM_RETRY_DELAY_MS = 25;
+
 /** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
 const SUPERSEDED = Symbol('superseded');
 
@@ -178,16 +181,24 @@ export class Guard {
       call.signal?.throwIfAborted();
       const owner = `${this.instanceId}:${++this.attemptCounter}`;
       const claimSentAtMs = Date.now();
+      const claimOptions = {
+        tool: call.tool,
+        fingerprint,
+        owner,
+        leaseMs: policy.leaseMs,
+        retentionMs: policy.retentionMs,
+        mode: policy.kind === Idempotency.EFFECTFUL ? ('at-most-once' as const) : ('at-least-once' as const),
+        maxAttempts: policy.maxAttempts,
+        checkFingerprint,
+      };
+      // A claim whose reply was lost may have taken effect in the store. Asking once more with the
+      // SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
+      // claim that would later read as a lost (indeterminate) attempt.
       const claim = await this.storeCall('claim', () =>
-        this.store.claim(state.ref, {
-          tool: call.tool,
-          fingerprint,
-          owner,
-          leaseMs: policy.leaseMs,
-          retentionMs: policy.retentionMs,
-          mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
-          maxAttempts: policy.maxAttempts,
-          checkFingerprint,
+        this.store.claim(state.ref, claimOptions).catch(async (error: unknown) => {
+          if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+          return this.store.claim(state.ref, claimOptions);
         }),
       );
       if (claim.status === 'acquired') {
@@ -445,7 +456,11 @@ export class Guard {
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
       return { value };
     }
-    if (result.status === 'completed') {
+    if (
+      result.status === 'completed' ||
+      (result.status === 'stale' && isOwnCompletion(result.record, holder))
+    ) {
+      // A retried complete whose first try was applied (its reply lost) finds its own outcome.
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
       return { value };
     }
@@ -575,6 +590,10 @@ export class Guard {
       // A listener must not change the outcome of a call.
     }
   }
+}
+
+function isOwnCompletion(record: IdempotencyRecord, holder: Holder): boolean {
+  return record.state === 'completed' && record.fence === holder.fence && record.owner === holder.owner;
 }
 
 function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {

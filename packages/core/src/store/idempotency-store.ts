@@ -183,6 +183,8 @@ export interface IdempotencyStore {
   /**
    * Atomically: no live record → create `in_progress` with fence 1, attempt 1 → `acquired`.
    * Another tool (or fingerprint, with `checkFingerprint`) → `conflict`, before any state.
+   * `in_progress` held by the same `owner` (the same request resent after its reply was lost) →
+   * `acquired` again with the same fence and attempt, the lease restarted.
    * `completed` / `indeterminate` / `abandoned` → that state with the record.
    * `in_progress` with a live lease → `busy`. With an expired lease: `at-least-once` takes over
    * (fence + 1, attempt + 1 → `acquired`, `takeover: true`) or, when `attempt >= maxAttempts`,

@@ -31,7 +31,7 @@ describe('MemoryStore', () => {
       leaseExpiresAtMs: 1_001_000,
     });
     nowMs += 999;
-    expect((await store.claim(ref, options)).status).toBe('busy');
+    expect((await store.claim(ref, { ...options, owner: 'p' })).status).toBe('busy');
     nowMs += 1;
     expect(await store.claim(ref, { ...options, owner: 'p' })).toMatchObject({
       status: 'acquired',

@@ -96,6 +96,19 @@ export class MemoryStore implements IdempotencyStore {
     ) {
       return { status: 'conflict', record: snapshot(record) };
     }
+    if (record.state === 'in_progress' && record.owner === options.owner) {
+      // The holder asking again (a resent request whose reply was lost): answer as the first time,
+      // with the lease restarted, since the claimer never got the first answer.
+      record.leaseExpiresAtMs = Math.max(record.leaseExpiresAtMs, now + options.leaseMs);
+      record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs + options.retentionMs);
+      return {
+        status: 'acquired',
+        fence: record.fence,
+        attempt: record.attempt,
+        leaseExpiresAtMs: record.leaseExpiresAtMs,
+        takeover: record.attempt > 1,
+      };
+    }
     switch (record.state) {
       case 'completed':
         return { status: 'completed', record: snapshot(record) };

@@ -117,6 +117,17 @@ export function describeStoreConformance(
       expect((record?.expiresAtMs ?? 0) >= result.leaseExpiresAtMs).toBe(true);
     });
 
+    it('a claim resent by its own owner (reply lost) is acquired again, not busy', async () => {
+      const ref = fresh();
+      const first = await acquire(ref, { leaseMs: 10_000 });
+      const resent = await store.claim(ref, first.opts);
+      expect(resent).toMatchObject({ status: 'acquired', fence: 1, attempt: 1, takeover: false });
+      expect((await store.claim(ref, claimOptions())).status).toBe('busy');
+      expect(await store.complete(ref, first.holder, '"once"', DAY_MS)).toEqual({ status: 'completed' });
+      const after = await store.claim(ref, first.opts);
+      expect(after.status).toBe('completed');
+    });
+
     it('a claim of a busy key reports the holder and the store clock', async () => {
       const ref = fresh();
       const { result, opts } = await acquire(ref, { leaseMs: 10_000 });

@@ -2,7 +2,8 @@
 -- $1 tenant, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease ms, $7 retention ms,
 -- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint.
 -- Returns exactly one row: the record as it stands after this statement, the database clock,
--- and `acquired` (true when this statement made the caller the holder).
+-- and `acquired` (true when the caller is the holder: this statement made it so, or the caller's
+-- own earlier claim did and this is the same request resent; owners are unique per attempt).
 --
 -- Why one INSERT ... ON CONFLICT DO UPDATE with no WHERE: the DO UPDATE always locks the row
 -- and evaluates against its LATEST committed version (not the statement's snapshot), so
@@ -42,10 +43,14 @@ ON CONFLICT (tenant, key) DO UPDATE SET (
     CASE decision.action WHEN 'fresh' THEN 1 WHEN 'takeover' THEN record.attempt + 1 ELSE record.attempt END,
     CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.owner ELSE record.owner END,
     CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.claimed_at ELSE record.claimed_at END,
-    CASE WHEN decision.action IN ('fresh', 'takeover')
-      THEN excluded.lease_expires_at ELSE record.lease_expires_at END,
+    CASE
+      WHEN decision.action IN ('fresh', 'takeover') THEN excluded.lease_expires_at
+      WHEN decision.action = 'resend' THEN greatest(record.lease_expires_at, excluded.lease_expires_at)
+      ELSE record.lease_expires_at
+    END,
     CASE
       WHEN decision.action IN ('fresh', 'takeover') THEN excluded.expires_at
+      WHEN decision.action = 'resend' THEN greatest(record.expires_at, excluded.expires_at)
       WHEN decision.action IN ('abandon', 'indeterminate')
         THEN statement_timestamp() + $7::float8 * interval '1 millisecond'
       ELSE record.expires_at
@@ -75,6 +80,9 @@ ON CONFLICT (tenant, key) DO UPDATE SET (
       -- Another tool, or other arguments when they must match: report, change nothing.
       WHEN record.tool <> excluded.tool
         OR ($10::boolean AND record.fingerprint <> excluded.fingerprint) THEN 'keep'
+      -- The holder itself asking again (a request resent after its reply was lost): answer as the
+      -- first time, with the lease restarted (the claimer never got the first answer).
+      WHEN record.state = 'in_progress' AND record.owner = excluded.owner THEN 'resend'
       -- Settled, or held under a live lease.
       WHEN record.state <> 'in_progress' OR record.lease_expires_at > statement_timestamp() THEN 'keep'
       -- The holder's lease expired.
@@ -91,4 +99,4 @@ RETURNING
   floor(extract(epoch FROM record.expires_at) * 1000)::float8 AS expires_at_ms,
   record.outcome, record.error_type, record.error_message,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
-  (record.owner = $5 AND record.claimed_at = statement_timestamp()) AS acquired;
+  (record.owner = $5 AND record.state = 'in_progress') AS acquired;
