@@ -10,8 +10,12 @@ export interface ToolCallContext {
   /** 1 for the first attempt; +1 for every takeover after a lost holder. */
   readonly attempt: number;
   /**
-   * Fencing token of this attempt; strictly increasing across attempts of one key. Pass it to a
-   * downstream that can reject writes from a superseded attempt.
+   * Fencing token of this attempt: strictly increasing across the attempts of one claim (each
+   * takeover of a lost holder adds 1). Pass it, with the idempotency key, to a downstream that can
+   * reject writes from a superseded attempt. A claim that ends without an outcome (a failed
+   * IDEMPOTENT attempt releases it; an operator releases an indeterminate one) or that passes its
+   * retention window is gone: the next claim of the key starts again at 1, so a downstream
+   * should compare fences per claim (key + `attempt` 1 marks a new one), not across releases.
    */
   readonly fence: number;
   /**

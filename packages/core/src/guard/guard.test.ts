@@ -268,12 +268,40 @@ describe('Guard', () => {
     expect(types()).toEqual(['tool.started', 'tool.indeterminate', 'tool.completed', 'tool.deduplicated']);
   });
 
-  it('IDEMPOTENT timeout: ToolTimeoutError, claim released', async () => {
-    const { guard } = setup();
+  it('IDEMPOTENT timeout: the caller gets ToolTimeoutError at once; the claim is held until the body settles', async () => {
+    const { guard, types } = setup();
     const policy = { kind: Idempotency.IDEMPOTENT, timeoutMs: 50 };
-    const error = await rejection(guard.run(call({ a: 1 }, policy), () => sleep(1000)));
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      await sleep(300); // ignores its signal
+      return 'late but recorded';
+    };
+    const started = Date.now();
+    const error = await rejection(guard.run(call({ a: 1 }, policy), body));
     expect(ToolTimeoutError.isInstance(error)).toBe(true);
-    expect(await guard.run(call({ a: 1 }, policy), () => 'second')).toBe('second');
+    expect(Date.now() - started).toBeLessThan(250);
+    // A retry does not run beside the still-running body: it waits for it and gets its result.
+    expect(await guard.run(call({ a: 1 }, policy), body)).toBe('late but recorded');
+    expect(executions).toBe(1);
+    expect(types()).toEqual([
+      'tool.started',
+      'tool.failed',
+      'tool.waiting',
+      'tool.completed',
+      'tool.deduplicated',
+    ]);
+
+    const failing = { kind: Idempotency.IDEMPOTENT, timeoutMs: 30 };
+    const late = async () => {
+      executions += 1;
+      await sleep(100);
+      throw new Error('late failure');
+    };
+    expect(ToolTimeoutError.isInstance(await rejection(guard.run(call({ b: 1 }, failing), late)))).toBe(true);
+    await sleep(150);
+    // The late failure released the claim: the next call runs.
+    expect(await guard.run(call({ b: 1 }, failing), () => 'ran again')).toBe('ran again');
   });
 
   it('a waiter past waitTimeoutMs is told the outcome is pending, not failed', async () => {
@@ -286,7 +314,7 @@ describe('Guard', () => {
     await sleep(10);
     const error = await rejection(guard.run(call({ a: 1 }, policy), () => 'must not run'));
     expect(OutcomePendingError.isInstance(error)).toBe(true);
-    expect((error as OutcomePendingError).waitedMs).toBeGreaterThanOrEqual(100);
+    expect((error as OutcomePendingError).waitedMs).toBeGreaterThanOrEqual(95);
     expect(await holder).toBe('done');
     expect(await guard.run(call({ a: 1 }, policy), () => 'must not run')).toBe('done');
   });
@@ -562,5 +590,265 @@ describe('Guard and lost store replies', () => {
     const error = await rejection(guard.run(call({ a: 1 }), () => 'never'));
     expect(StoreUnavailableError.isInstance(error)).toBe(true);
     expect(attempts).toBe(2);
+  });
+});
+
+describe('Guard: identical calls in flight in one process', () => {
+  function countingStore() {
+    const store = new MemoryStore();
+    const counts = { claim: 0, waitForSettle: 0 };
+    const claim = store.claim.bind(store);
+    const wait = store.waitForSettle.bind(store);
+    store.claim = (ref, options) => {
+      counts.claim += 1;
+      return claim(ref, options);
+    };
+    store.waitForSettle = (ref, options) => {
+      counts.waitForSettle += 1;
+      return wait(ref, options);
+    };
+    return { store, counts };
+  }
+
+  it('1,000 identical calls cost the store one claim; each caller gets its own copy of the result', async () => {
+    const { store, counts } = countingStore();
+    const guard = new Guard({ store, tenant: 'acme' });
+    let executions = 0;
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        guard.run(call({ orderId: 'A-1' }), async () => {
+          executions += 1;
+          await sleep(20);
+          return { refundId: 'r-1' };
+        }),
+      ),
+    );
+    expect(executions).toBe(1);
+    expect(counts).toEqual({ claim: 1, waitForSettle: 0 });
+    expect(results[1]).toEqual({ refundId: 'r-1' });
+    expect(results[1]).not.toBe(results[2]);
+  });
+
+  it('when the leader fails an IDEMPOTENT call, a follower asks the store and runs it (as without coalescing)', async () => {
+    const { store } = countingStore();
+    const guard = new Guard({ store, tenant: 'acme' });
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      await sleep(20);
+      if (executions === 1) throw new Error('flaky');
+      return `ran ${executions}`;
+    };
+    const [first, second] = await Promise.allSettled([
+      guard.run(call({ id: 1 }, idempotent), body),
+      guard.run(call({ id: 1 }, idempotent), body),
+    ]);
+    expect(first).toMatchObject({ status: 'rejected', reason: { message: 'flaky' } });
+    expect(second).toEqual({ status: 'fulfilled', value: 'ran 2' });
+  });
+
+  it('a follower is bounded by its own waitTimeoutMs and told the outcome is pending', async () => {
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    const slow = guard.run(call({ a: 1 }), () => sleep(300).then(() => 'done'));
+    const error = await rejection(
+      guard.run(call({ a: 1 }, { ...effectful, waitTimeoutMs: 50 }), () => 'never'),
+    );
+    expect(OutcomePendingError.isInstance(error)).toBe(true);
+    expect(await slow).toBe('done');
+  });
+
+  it('different arguments under a business key are not coalesced: the conflict is still reported', async () => {
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    const policy = {
+      kind: Idempotency.EFFECTFUL,
+      key: (args: Record<string, unknown>) => String(args.orderId),
+    };
+    const first = guard.run(call({ orderId: 'A', amount: 1 }, policy), () => sleep(50).then(() => 'one'));
+    const error = await rejection(guard.run(call({ orderId: 'A', amount: 2 }, policy), () => 'two'));
+    expect(IdempotencyConflictError.isInstance(error)).toBe(true);
+    expect(await first).toBe('one');
+  });
+});
+
+describe('Guard under hostile input and failures', () => {
+  it('a caller cancelled while its claim is in flight: the body never runs and nothing is held', async () => {
+    const store = new MemoryStore();
+    const claim = store.claim.bind(store);
+    store.claim = async (ref, options) => {
+      await sleep(50);
+      return claim(ref, options);
+    };
+    const guard = new Guard({ store, tenant: 'acme' });
+    const controller = new AbortController();
+    let executions = 0;
+    const pending = guard.run(call({ a: 1 }, effectful, { signal: controller.signal }), () => ++executions);
+    setTimeout(() => controller.abort(new Error('user cancelled')), 10);
+    expect(await rejection(pending)).toMatchObject({ message: 'user cancelled' });
+    expect(executions).toBe(0);
+    expect(store.size).toBe(0);
+    expect(await guard.run(call({ a: 1 }), () => 'ran')).toBe('ran');
+  });
+
+  it('the lease is renewed while a slow store records the outcome: no takeover, one execution', async () => {
+    const store = new MemoryStore();
+    const complete = store.complete.bind(store);
+    store.complete = async (...args) => {
+      await sleep(400);
+      return complete(...args);
+    };
+    const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 150, heartbeatMs: 40, waitTimeoutMs: 3000 };
+    const a = new Guard({ store, tenant: 'acme' });
+    const b = new Guard({ store, tenant: 'acme' });
+    let executions = 0;
+    const body = async () => {
+      executions += 1;
+      await sleep(50);
+      return `v${executions}`;
+    };
+    const first = a.run(call({ a: 1 }, policy), body);
+    await sleep(120);
+    const second = b.run(call({ a: 1 }, policy), body);
+    expect(await Promise.all([first, second])).toEqual(['v1', 'v1']);
+    expect(executions).toBe(1);
+  });
+
+  it('a body that throws something unprintable still releases (IDEMPOTENT) or marks (EFFECTFUL)', async () => {
+    const { guard, store } = setup();
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const nasty: unknown[] = [
+      Object.create(null),
+      {
+        toString() {
+          throw new Error('no');
+        },
+      },
+      Object.defineProperty(new Error('x'), 'message', {
+        get() {
+          throw new Error('no');
+        },
+      }),
+      revoked.proxy,
+    ];
+    for (const [i, thrown] of nasty.entries()) {
+      // Boxed: resolving a promise with a revoked proxy would itself throw (its `then` is read).
+      const boxed: unknown[] = [];
+      await guard
+        .run(call({ i }, idempotent), () => Promise.reject(thrown))
+        .catch((e: unknown) => boxed.push(e));
+      expect(boxed.length === 1 && boxed[0] === thrown).toBe(true);
+      const eff = await rejection(guard.run(call({ i }), () => Promise.reject(thrown)));
+      expect(IndeterminateOutcomeError.isInstance(eff)).toBe(true);
+    }
+    // Every IDEMPOTENT claim was released; every EFFECTFUL one is indeterminate, none in progress.
+    expect((store as MemoryStore).size).toBe(nasty.length);
+  });
+
+  it('an EFFECTFUL body cancelled by a lost lease, with the store then down, is indeterminate', async () => {
+    const store = new MemoryStore();
+    const guard = new Guard({ store, tenant: 'acme' });
+    const policy = { kind: Idempotency.EFFECTFUL, leaseMs: 150, heartbeatMs: 50 };
+    const error = await rejection(
+      guard.run(call({ a: 1 }, policy), async () => {
+        const { signal } = currentToolCall()!;
+        const fail = async () => {
+          throw new Error('ECONNREFUSED');
+        };
+        store.renew = fail;
+        store.claim = fail;
+        await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      }),
+    );
+    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
+  });
+
+  it('an async event listener that rejects does not crash the process', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const guard = new Guard({
+        store: new MemoryStore(),
+        onEvent: async () => {
+          throw new Error('listener bug');
+        },
+      });
+      expect(await guard.run(call({ a: 1 }), () => 42)).toBe(42);
+      await sleep(20);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
+
+  it('timer durations Node cannot honour are refused as policy errors', async () => {
+    const { guard } = setup();
+    for (const field of ['leaseMs', 'timeoutMs', 'waitTimeoutMs']) {
+      const error = await rejection(
+        guard.run(call({ a: 1 }, { kind: Idempotency.EFFECTFUL, [field]: 2 ** 31 }), () => 1),
+      );
+      expect(error).toMatchObject({ code: 'INVALID_POLICY', field });
+    }
+    expect(
+      await guard.run(
+        call({ a: 2 }, { kind: Idempotency.EFFECTFUL, retentionMs: Number.MAX_SAFE_INTEGER }),
+        () => 'ok',
+      ),
+    ).toBe('ok');
+  });
+
+  it('guard.resolve refuses a resolution that is neither { outcome } nor { released: true }', async () => {
+    const { guard } = setup();
+    for (const bad of [{}, { released: 'true' }, { released: false }, { released: true, outcome: 1 }, null]) {
+      await expect(guard.resolve('k', bad as never)).rejects.toThrow(TypeError);
+    }
+  });
+
+  it('an error message with NUL is recorded safely (PostgreSQL text cannot hold NUL)', async () => {
+    const { guard, store } = setup();
+    const error = (await rejection(
+      guard.run(call({ a: 1 }), () => Promise.reject(new Error('bad\u0000byte'))),
+    )) as IndeterminateOutcomeError;
+    expect(await store.get({ tenant: 'acme', key: error.key })).toMatchObject({
+      state: 'indeterminate',
+      error: { type: 'Error', message: 'bad\\0byte' },
+    });
+  });
+
+  it('a tenant that is empty or holds NUL is refused', async () => {
+    expect(() => new Guard({ store: new MemoryStore(), tenant: '' })).toThrow(TypeError);
+    const { guard } = setup();
+    const error = await rejection(guard.run(call({ a: 1 }, effectful, { tenant: 'a\u0000b' }), () => 1));
+    expect(KeyDerivationError.isInstance(error)).toBe(true);
+  });
+
+  it('guard.run for the same key from inside its own body fails at once instead of waiting for itself', async () => {
+    const { guard } = setup();
+    const error = await rejection(
+      guard.run(call({ a: 1 }, idempotent), () => guard.run(call({ a: 1 }, idempotent), () => 'inner')),
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/wait for itself/);
+  });
+
+  it('arguments outside keyArguments need not be hashable', async () => {
+    const { guard } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] };
+    expect(await guard.run(call({ orderId: 'A', blob: new Map(), big: 10n }, policy), () => 'ok')).toBe('ok');
+    const getterError = await rejection(
+      guard.run(
+        call(
+          Object.defineProperty({}, 'orderId', {
+            enumerable: true,
+            get() {
+              throw new RangeError('boom');
+            },
+          }),
+          policy,
+        ),
+        () => 'never',
+      ),
+    );
+    expect(KeyDerivationError.isInstance(getterError)).toBe(true);
   });
 });

@@ -3,6 +3,7 @@ import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
 import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
@@ -25,7 +26,7 @@ import type {
   RecordRef,
   ResolveResult,
 } from '../store/idempotency-store.js';
-import { runWithToolCall, type ToolCallContext } from './call-context.js';
+import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
 
@@ -72,6 +73,8 @@ interface CallState {
   readonly policy: ResolvedPolicy;
   readonly ref: RecordRef;
   readonly runId: string | undefined;
+  /** Sends the followers of this call to the store (its lease is lost: it no longer leads). */
+  releaseFollowers?: () => void;
 }
 
 type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
@@ -81,6 +84,26 @@ const CLAIM_RETRY_DELAY_MS = 25;
 
 /** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
 const SUPERSEDED = Symbol('superseded');
+
+/** Sentinel: a followed leader settled without a recorded outcome. */
+const NO_ANSWER = Symbol('no answer');
+
+/** Attempt details of an event that concerns no known attempt. */
+const NO_ATTEMPT = { attempt: 0, fence: 0 } as const;
+
+/** What a call answered, with the encoded outcome when one is recorded in the store. */
+interface Answer<T> {
+  readonly value: T;
+  /** The outcome as recorded; undefined when nothing was recorded for this answer. */
+  readonly encoded: string | undefined;
+  readonly attempt: number;
+  readonly fence: number;
+}
+
+/** An identical call in flight in this process, which later identical calls follow. */
+interface Flight {
+  readonly done: Promise<Answer<unknown> | undefined>;
+}
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
@@ -102,14 +125,21 @@ export class Guard {
   private readonly onEvent: GuardEventListener | undefined;
   private readonly codec: OutcomeCodec;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
+  private readonly flights = new Map<string, Flight>();
   private readonly instanceId = randomUUID();
   private attemptCounter = 0;
 
   /** @throws PolicyError when `defaults` are invalid. */
   constructor(options: GuardOptions) {
     if (options?.store === undefined) throw new TypeError('Guard needs a store');
+    const tenant = options.tenant ?? 'default';
+    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
+      throw new TypeError(
+        `Guard tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
+      );
+    }
     this.store = options.store;
-    this.tenant = options.tenant ?? 'default';
+    this.tenant = tenant;
     this.defaults = options.defaults ?? {};
     this.onEvent = options.onEvent;
     this.codec = options.codec ?? jsonOutcomeCodec;
@@ -157,6 +187,12 @@ export class Guard {
     }
 
     const tenant = call.tenant ?? this.tenant;
+    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
+      throw new KeyDerivationError(
+        call.tool,
+        `the tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
+      );
+    }
     const runId = call.runId;
     const key = idempotencyKey({
       tenant,
@@ -170,13 +206,114 @@ export class Guard {
     });
     // An all-arguments key already commits to every argument; other keys need a fingerprint to
     // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
-    const allArguments = policy.key === 'arguments' && policy.keyArguments === undefined;
-    const fingerprint = allArguments ? key : argumentsFingerprint(call.arguments);
+    // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
+    // serves as the fingerprint (other arguments are not compared, and need not be hashable).
     const checkFingerprint = policy.key !== 'arguments';
+    const fingerprint = checkFingerprint ? argumentsFingerprint(call.arguments) : key;
+    const running = currentToolCall();
+    if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
+      throw new TypeError(
+        `guard.run for tool "${call.tool}" was called from inside the body of the same call ` +
+          `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
+      );
+    }
     const state: CallState = { call, policy, ref: { tenant, key }, runId };
-
     const waitStartedMs = Date.now();
-    let waitingEmitted = false;
+
+    // Identical calls in flight in this process share one claim: the first leads, the rest follow
+    // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
+    const flightKey = `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`;
+    const leader = this.flights.get(flightKey);
+    if (leader !== undefined) {
+      const followed = await this.follow<T>(state, leader, waitStartedMs);
+      if (followed !== NO_ANSWER) return followed;
+      // The leader settled without a recorded outcome (it failed, or its result went unrecorded):
+      // ask the store as any caller would.
+      return (await this.claimLoop<T>(state, fingerprint, checkFingerprint, body, waitStartedMs, true)).value;
+    }
+    let finish!: (answer: Answer<unknown> | undefined) => void;
+    const flight: Flight = { done: new Promise((resolve) => (finish = resolve)) };
+    this.flights.set(flightKey, flight);
+    state.releaseFollowers = () => {
+      if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
+      finish(undefined);
+    };
+    try {
+      const answer = await this.claimLoop<T>(
+        state,
+        fingerprint,
+        checkFingerprint,
+        body,
+        waitStartedMs,
+        false,
+      );
+      finish(answer.encoded === undefined ? undefined : answer);
+      return answer.value;
+    } catch (error) {
+      finish(undefined);
+      throw error;
+    } finally {
+      if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
+    }
+  }
+
+  /** Wait for the leader of an identical in-flight call; NO_ANSWER when it recorded no outcome. */
+  private async follow<T>(
+    state: CallState,
+    leader: Flight,
+    waitStartedMs: number,
+  ): Promise<T | typeof NO_ANSWER> {
+    const { call, policy } = state;
+    this.emit('tool.waiting', state, NO_ATTEMPT);
+    const remainingMs = policy.waitTimeoutMs - (Date.now() - waitStartedMs);
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      const answer = await Promise.race([
+        leader.done,
+        new Promise<'timeout'>((resolve, reject) => {
+          timer = setTimeout(() => resolve('timeout'), Math.max(0, remainingMs));
+          if (call.signal !== undefined) {
+            call.signal.throwIfAborted();
+            onAbort = () => reject(call.signal?.reason);
+            call.signal.addEventListener('abort', onAbort, { once: true });
+          }
+        }),
+      ]);
+      if (answer === 'timeout') {
+        const pending = new OutcomePendingError({
+          key: state.ref.key,
+          tool: call.tool,
+          waitedMs: Date.now() - waitStartedMs,
+        });
+        this.emit('tool.pending', state, NO_ATTEMPT, { error: describeError(pending) });
+        throw pending;
+      }
+      if (answer === undefined || answer.encoded === undefined) return NO_ANSWER;
+      this.emit('tool.deduplicated', state, answer);
+      // Each follower decodes its own copy: no two callers share a mutable result.
+      return this.codec.decode(answer.encoded) as T;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) call.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Claim the key and answer: run the body, wait for the holder, or return what is recorded. */
+  private async claimLoop<T>(
+    state: CallState,
+    fingerprint: string,
+    checkFingerprint: boolean,
+    body: Body<T>,
+    waitStartedMs: number,
+    alreadyWaiting: boolean,
+  ): Promise<Answer<T>> {
+    const { call, policy } = state;
+    const { key } = state.ref;
+    let waitingEmitted = alreadyWaiting;
+    // An EFFECTFUL attempt of this caller that ran and lost its lease: if the store cannot then be
+    // asked who won, the outcome is unknown (not "store unavailable, body not run").
+    let lostEffectfulAttempt: { attempt: number; fence: number } | undefined;
     for (;;) {
       call.signal?.throwIfAborted();
       const owner = `${this.instanceId}:${++this.attemptCounter}`;
@@ -200,8 +337,20 @@ export class Guard {
           await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
           return this.store.claim(state.ref, claimOptions);
         }),
-      );
+      ).catch((error: unknown) => {
+        if (lostEffectfulAttempt === undefined || !StoreUnavailableError.isInstance(error)) throw error;
+        const reason = describeError(error);
+        throw new IndeterminateOutcomeError(
+          { key, tool: call.tool, ...lostEffectfulAttempt, reasonType: reason.type, reason: reason.message },
+          { cause: error },
+        );
+      });
       if (claim.status === 'acquired') {
+        if (call.signal?.aborted === true) {
+          // Cancelled while the claim was in flight: the body never starts, so nothing is held.
+          await this.releaseQuietly(state.ref, { fence: claim.fence, owner });
+          throw call.signal.reason;
+        }
         const result = await this.execute<T>(
           state,
           { fence: claim.fence, owner },
@@ -209,7 +358,9 @@ export class Guard {
           claimSentAtMs,
           body,
         );
-        if (result !== SUPERSEDED) return result.value;
+        if (result !== SUPERSEDED) return result;
+        if (policy.kind === Idempotency.EFFECTFUL)
+          lostEffectfulAttempt = { attempt: claim.attempt, fence: claim.fence };
         continue;
       }
       if (claim.status === 'busy') {
@@ -249,10 +400,18 @@ export class Guard {
     const ref = { tenant: options.tenant ?? this.tenant, key };
     const retentionMs =
       options.retentionMs ?? this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
-    const storeResolution =
-      'released' in resolution && resolution.released === true
-        ? ({ released: true } as const)
-        : { outcome: this.codec.encode((resolution as { outcome: unknown }).outcome) };
+    const released =
+      resolution !== null && typeof resolution === 'object' && Object.hasOwn(resolution, 'released');
+    const withOutcome =
+      resolution !== null && typeof resolution === 'object' && Object.hasOwn(resolution, 'outcome');
+    if (released === withOutcome || (released && (resolution as { released: unknown }).released !== true)) {
+      throw new TypeError(
+        'guard.resolve needs either { outcome } (it happened) or { released: true } (it did not)',
+      );
+    }
+    const storeResolution = released
+      ? ({ released: true } as const)
+      : { outcome: this.codec.encode((resolution as { outcome: unknown }).outcome) };
     return this.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
   }
 
@@ -272,14 +431,22 @@ export class Guard {
   }
 
   /** Answer a claim that found the record settled (or in conflict). */
-  private settled<T>(state: CallState, claim: Exclude<ClaimResult, { status: 'acquired' | 'busy' }>): T {
+  private settled<T>(
+    state: CallState,
+    claim: Exclude<ClaimResult, { status: 'acquired' | 'busy' }>,
+  ): Answer<T> {
     const { record } = claim;
     const { key } = state.ref;
     const tool = state.call.tool;
     switch (claim.status) {
       case 'completed':
         this.emit('tool.deduplicated', state, record);
-        return this.codec.decode(record.outcome ?? '') as T;
+        return {
+          value: this.codec.decode(record.outcome ?? '') as T,
+          encoded: record.outcome ?? '',
+          attempt: record.attempt,
+          fence: record.fence,
+        };
       case 'conflict':
         throw new IdempotencyConflictError(key, tool, record.tool);
       case 'indeterminate': {
@@ -307,7 +474,7 @@ export class Guard {
     claim: Extract<ClaimResult, { status: 'acquired' }>,
     claimSentAtMs: number,
     body: Body<T>,
-  ): Promise<{ value: T } | typeof SUPERSEDED> {
+  ): Promise<Answer<T> | typeof SUPERSEDED> {
     const { call, policy, ref } = state;
     const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
     const controller = new AbortController();
@@ -318,6 +485,7 @@ export class Guard {
     let timeoutTimer: NodeJS.Timeout | undefined;
     let keeper: LeaseKeeper | undefined;
     let bodyPromise: Promise<T>;
+    let bodySettled = false;
     const startedMs = Date.now();
 
     // Interruptions the caller must not wait past: a timeout always; a lost lease after a grace
@@ -335,7 +503,10 @@ export class Guard {
         policy.leaseMs,
         policy.heartbeatMs,
         (reason) => {
+          // Once the body settled, the store's answer to complete/release decides what happened.
+          if (bodySettled) return;
           leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
+          state.releaseFollowers?.();
           this.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
           controller.abort(leaseLost);
           const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
@@ -381,47 +552,98 @@ export class Guard {
       ),
       interrupted.then((reason) => ({ interrupted: reason })),
     ]);
-    keeper.stop();
     clearTimeout(timeoutTimer);
+    bodySettled = true;
     const durationMs = Date.now() - startedMs;
+    // The lease is kept (renewed) until the outcome is recorded or the claim given up: a slow
+    // store must not let another worker take over a call that already ran.
+    let keepLease = false;
+    try {
+      if ('interrupted' in settlement) {
+        if (settlement.interrupted === 'lease') {
+          // The body ignored its signal past the grace period: record late if it ever returns,
+          // and answer this caller with the current holder's outcome.
+          this.recordLate(state, holder, bodyPromise, attemptInfo);
+          return SUPERSEDED;
+        }
+        const timeoutError = timedOut as ToolTimeoutError;
+        if (policy.kind === Idempotency.EFFECTFUL) {
+          const marked = await this.markIndeterminate(state, holder, timeoutError, durationMs, attemptInfo);
+          this.recordLate(state, holder, bodyPromise, attemptInfo);
+          throw marked;
+        }
+        // IDEMPOTENT: the caller is answered at the deadline, but the body still runs; the claim
+        // stays held (and renewed) until it settles, so no retry runs beside it.
+        this.emit('tool.failed', state, attemptInfo, { error: describeError(timeoutError), durationMs });
+        keepLease = true;
+        this.settleAfterTimeout(state, holder, bodyPromise, attemptInfo, keeper);
+        throw timeoutError;
+      }
 
-    if ('interrupted' in settlement) {
-      if (settlement.interrupted === 'lease') {
-        // The body ignored its signal past the grace period: record late if it ever returns,
-        // and answer this caller with the current holder's outcome.
-        this.recordLate(state, holder, bodyPromise, attemptInfo);
+      if (settlement.ok) {
+        return await this.record(
+          state,
+          holder,
+          settlement.value,
+          durationMs,
+          attemptInfo,
+          leaseLost !== undefined,
+        );
+      }
+
+      const error = settlement.error;
+      if (leaseLost !== undefined && error === leaseLost) {
+        // The body honoured the lost lease: the current holder's answer is this caller's answer.
         return SUPERSEDED;
       }
-      const timeoutError = timedOut as ToolTimeoutError;
-      if (policy.kind === Idempotency.EFFECTFUL) {
-        const marked = await this.markIndeterminate(state, holder, timeoutError, durationMs, attemptInfo);
-        this.recordLate(state, holder, bodyPromise, attemptInfo);
-        throw marked;
+      if (timedOut !== undefined && error === timedOut && policy.kind === Idempotency.EFFECTFUL) {
+        throw await this.markIndeterminate(state, holder, timedOut, durationMs, attemptInfo);
       }
-      this.emit('tool.failed', state, attemptInfo, { error: describeError(timeoutError), durationMs });
-      await this.releaseQuietly(ref, holder);
-      throw timeoutError;
+      if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
+        this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+        const released = await this.releaseQuietly(ref, holder);
+        if (!released && leaseLost !== undefined) return SUPERSEDED;
+        throw error;
+      }
+      throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+    } finally {
+      if (!keepLease) keeper.stop();
     }
+  }
 
-    if (settlement.ok) {
-      return this.record(state, holder, settlement.value, durationMs, attemptInfo, leaseLost !== undefined);
-    }
-
-    const error = settlement.error;
-    if (leaseLost !== undefined && error === leaseLost) {
-      // The body honoured the lost lease: the current holder's answer is this caller's answer.
-      return SUPERSEDED;
-    }
-    if (timedOut !== undefined && error === timedOut && policy.kind === Idempotency.EFFECTFUL) {
-      throw await this.markIndeterminate(state, holder, timedOut, durationMs, attemptInfo);
-    }
-    if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
-      this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
-      const released = await this.releaseQuietly(ref, holder);
-      if (!released && leaseLost !== undefined) return SUPERSEDED;
-      throw error;
-    }
-    throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+  /** An IDEMPOTENT body past its deadline: record its late result, or release when it fails. */
+  private settleAfterTimeout<T>(
+    state: CallState,
+    holder: Holder,
+    bodyPromise: Promise<T>,
+    attemptInfo: { attempt: number; fence: number },
+    keeper: LeaseKeeper,
+  ): void {
+    bodyPromise
+      .then(
+        async (value) => {
+          const result = await this.store.complete(
+            state.ref,
+            holder,
+            this.codec.encode(value),
+            state.policy.retentionMs,
+          );
+          const recorded =
+            result.status === 'completed' ||
+            (result.status === 'stale' && isOwnCompletion(result.record, holder));
+          this.emit(
+            recorded ? 'tool.completed' : 'tool.stale_result',
+            state,
+            attemptInfo,
+            recorded ? { recorded } : {},
+          );
+        },
+        () => this.releaseQuietly(state.ref, holder),
+      )
+      .catch(() => {
+        // Unrecordable: the lease expires and the call is taken over as a lost attempt.
+      })
+      .finally(() => keeper.stop());
   }
 
   /** Record a successful body's value under its holder. */
@@ -432,7 +654,7 @@ export class Guard {
     durationMs: number,
     attemptInfo: { attempt: number; fence: number },
     leaseWasLost: boolean,
-  ): Promise<{ value: T } | typeof SUPERSEDED> {
+  ): Promise<Answer<T> | typeof SUPERSEDED> {
     const { ref, policy } = state;
     let encoded: string;
     try {
@@ -454,7 +676,7 @@ export class Guard {
       // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
       // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
-      return { value };
+      return { value, encoded: undefined, ...attemptInfo };
     }
     if (
       result.status === 'completed' ||
@@ -462,13 +684,13 @@ export class Guard {
     ) {
       // A retried complete whose first try was applied (its reply lost) finds its own outcome.
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
-      return { value };
+      return { value, encoded, ...attemptInfo };
     }
     this.emit('tool.stale_result', state, attemptInfo, { durationMs });
     if (result.status === 'not_found' && !leaseWasLost) {
       // The record vanished (an operator released it, or retention ran out mid-call); nobody
       // else ran it under our claim, so our value is the answer.
-      return { value };
+      return { value, encoded: undefined, ...attemptInfo };
     }
     return SUPERSEDED;
   }
@@ -585,7 +807,15 @@ export class Guard {
       ...extra,
     };
     try {
-      this.onEvent(event);
+      const returned: unknown = this.onEvent(event);
+      // An async listener's rejection must not become an unhandled rejection either.
+      if (
+        returned !== null &&
+        typeof returned === 'object' &&
+        typeof (returned as PromiseLike<unknown>).then === 'function'
+      ) {
+        (returned as PromiseLike<unknown>).then(undefined, () => undefined);
+      }
     } catch {
       // A listener must not change the outcome of a call.
     }
@@ -620,16 +850,27 @@ function safeNoEffect(policy: ResolvedPolicy, error: unknown): boolean {
 }
 
 function describeError(error: unknown): RecordedError {
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code;
-    const type = typeof code === 'string' && error.name === 'Error' ? code : error.name;
-    return { type, message: truncate(error.message) };
+  // Never throws: a body may throw anything (a null-prototype object, a revoked proxy, an error
+  // whose message getter throws), and a failure here must not strand the claim.
+  try {
+    if (error instanceof Error) {
+      const code = (error as { code?: unknown }).code;
+      const name = String(error.name);
+      const type = typeof code === 'string' && name === 'Error' ? code : name;
+      return { type: clean(type), message: clean(String(error.message)) };
+    }
+    return { type: typeof error, message: clean(String(error)) };
+  } catch {
+    return { type: 'Unknown', message: '<an error that cannot be printed>' };
   }
-  return { type: typeof error, message: truncate(String(error)) };
 }
 
-function truncate(text: string): string {
-  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+/** Fit for every store: no NUL (PostgreSQL text cannot hold it), bounded, no split surrogate pair. */
+function clean(text: string): string {
+  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
+  if (withoutNul.length <= 2000) return withoutNul;
+  const cut = /[\uD800-\uDBFF]/.test(withoutNul.charAt(1999)) ? 1999 : 2000;
+  return `${withoutNul.slice(0, cut)}…`;
 }
 
 function leaseLostError(key: string, tool: string, fence: number, reason: LeaseLossReason): LeaseLostError {

@@ -198,7 +198,15 @@ function pick(tool: string, args: Record<string, unknown>, names: unknown): Reco
     if (typeof name !== 'string' || name.length === 0) {
       throw new KeyDerivationError(tool, `keyArguments must hold non-empty names, got ${show(name)}`);
     }
-    const value = Object.hasOwn(args, name) ? args[name] : undefined;
+    let value: unknown;
+    try {
+      value = Object.hasOwn(args, name) ? args[name] : undefined;
+    } catch (cause) {
+      throw new KeyDerivationError(tool, `reading the key argument "${name}" threw`, {
+        argument: name,
+        cause,
+      });
+    }
     if (value === undefined) {
       throw new KeyDerivationError(
         tool,

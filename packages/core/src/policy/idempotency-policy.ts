@@ -96,12 +96,25 @@ export const DEFAULT_RETENTION_MS = 86_400_000;
 const kinds: ReadonlySet<string> = new Set(Object.values(Idempotency));
 const noError = (): boolean => false;
 
+/** Longest delay a Node.js timer honours (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 function checkMilliseconds(field: string, value: unknown, tool: string | undefined): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     throw new PolicyError(field, `must be a positive whole number of milliseconds, got ${String(value)}`, {
       tool,
     });
+  }
+  // Leases, heartbeats, timeouts and waits are timers; retention is only a deadline in the store.
+  if (!field.endsWith('retentionMs') && value > MAX_TIMER_MS) {
+    throw new PolicyError(
+      field,
+      `must be at most ${MAX_TIMER_MS} ms (the longest Node.js timer), got ${value}`,
+      {
+        tool,
+      },
+    );
   }
 }
 
@@ -110,7 +123,8 @@ function checkMilliseconds(field: string, value: unknown, tool: string | undefin
  *
  * @param parameterNames the tool's parameter names when its schema is known; every
  *   `keyArguments` entry must be one of them.
- * @throws PolicyError for an unknown kind, non-positive or non-integer milliseconds,
+ * @throws PolicyError for an unknown kind, non-positive or non-integer milliseconds, a timer
+ *   duration (all but `retentionMs`) above {@link MAX_TIMER_MS},
  *   `heartbeatMs >= leaseMs`, `maxAttempts < 1`, `retentionMs < leaseMs`, an empty list of key
  *   arguments, an empty or duplicated key argument, a key argument that is not a parameter, or `keyArguments`
  *   given together with a `'call'` or function key.
