@@ -4,6 +4,7 @@ import {
   escapeGlob,
   escapeKey,
   recordNames,
+  TENANT_TAG_CACHE_SIZE,
   tenantPattern,
   tenantTag,
 } from './record-names.js';
@@ -26,6 +27,13 @@ describe('record names', () => {
     expect(tenantTag('acme')).toMatch(/^[0-9a-f]{32}$/);
     expect(tenantTag('acme')).not.toBe(tenantTag('acme*'));
     expect(tenantTag('*')).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('gives a tenant the same digest after its cached digest was evicted', () => {
+    const first = tenantTag('tenant-0');
+    for (let index = 1; index <= TENANT_TAG_CACHE_SIZE * 2; index++) tenantTag(`tenant-${index}`);
+    expect(tenantTag('tenant-0')).toBe(first);
+    expect(tenantTag('tenant-0')).toBe(tenantTag('tenant-0'));
   });
 
   it('passes hex keys unchanged and percent-escapes everything else injectively', () => {

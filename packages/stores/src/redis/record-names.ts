@@ -13,8 +13,18 @@ export interface RecordNames {
  * tenant's pattern can match another tenant's keys.
  */
 export function tenantTag(tenant: string): string {
-  return createHash('sha256').update(tenant, 'utf8').digest('hex').slice(0, 32);
+  const cached = tenantTags.get(tenant);
+  if (cached !== undefined) return cached;
+  const tag = createHash('sha256').update(tenant, 'utf8').digest('hex').slice(0, 32);
+  // Bounded: tenants may come from requests. The oldest entry goes first (Map keeps insertion order).
+  if (tenantTags.size >= TENANT_TAG_CACHE_SIZE) tenantTags.delete(tenantTags.keys().next().value as string);
+  tenantTags.set(tenant, tag);
+  return tag;
 }
+
+/** Tenants whose digest is kept: every call names its tenant, and a SHA-256 per call shows. */
+export const TENANT_TAG_CACHE_SIZE = 256;
+const tenantTags = new Map<string, string>();
 
 /**
  * Percent-escapes every character of a key outside `[0-9A-Za-z_.-]` (its UTF-8 bytes), so `{`,
