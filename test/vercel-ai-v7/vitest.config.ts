@@ -5,7 +5,6 @@ import { join } from 'node:path';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
 import rootConfig from '../../vitest.config.js';
 
-// biome-ignore lint/suspicious/noUndeclaredEnvVars: set by run.sh, not a turbo task input
 const ai7Directory = process.env.TOOLFENCE_AI7_DIR;
 if (ai7Directory === undefined || ai7Directory === '') {
   throw new Error(

@@ -831,7 +831,6 @@ describe('fenceTools with streaming (async generator) tools', () => {
 
 describe('the AI SDK under test', () => {
   it('is the major the run expects (6 in the workspace, 7 under test/vercel-ai-v7/run.sh)', () => {
-    // biome-ignore lint/suspicious/noUndeclaredEnvVars: set by test/vercel-ai-v7/run.sh, not a turbo task input
     expect(aiMajor).toBe(Number(process.env.TOOLFENCE_EXPECT_AI_MAJOR ?? '6'));
   });
 });
