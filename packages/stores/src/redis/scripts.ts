@@ -35,13 +35,16 @@ export const scripts = {
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
                                                                      claim of the current attempt)
-    { 2, nowMs, <record> }  completed
+    { 2, 0, <record> }  completed
     { 3, nowMs, <record> }  busy (live lease held by another attempt)
-    { 4, nowMs, <record> }  indeterminate (found so, or marked so now: expired at-most-once lease)
-    { 5, nowMs, <record> }  abandoned (found so, or marked so now: maxAttempts lost)
-    { 6, nowMs, <record> }  conflict (another tool, or another fingerprint when checked)
+    { 4, nowMs|0, <record> }  indeterminate (found so: 0, or marked so now: expired at-most-once lease)
+    { 5, nowMs|0, <record> }  abandoned (found so: 0, or marked so now: maxAttempts lost)
+    { 6, 0, <record> }  conflict (another tool, or another fingerprint when checked)
   <record> = state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, tool, fingerprint,
              outcome, errorType, errorMessage
+  The clock (TIME, about a quarter of a repeat's cost) is read only where a decision needs it: a
+  record found settled, or a conflict, is answered as found, with 0 for nowMs. A settled record
+  needs no clock to be live: Redis expires it at its retention deadline.
 ]]
 local key = KEYS[1]
 local tool = ARGV[1]
@@ -118,10 +121,10 @@ local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
 
-local now = nowMs()
 local record = readRecord(key)
 
 if not record then
+  local now = nowMs()
   local leaseExpiresAtMs = now + leaseMs
   writeRecord(key, {
     state = 'in_progress',
@@ -139,12 +142,13 @@ if not record then
 end
 
 if record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint) then
-  return recordReply(6, now, record)
+  return recordReply(6, 0, record)
 end
 -- ioredis resends a command whose reply was lost with its connection: the attempt that owns the
 -- record is asking again, not a second claimer. Answer as the first run did (the lease restarts:
 -- the claimer never got the first answer, so it has not started yet).
 if record.state == 'in_progress' and record.owner == owner then
+  local now = nowMs()
   record.leaseExpiresAtMs = math.max(record.leaseExpiresAtMs, now + leaseMs)
   record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
   writeRecord(key, record)
@@ -152,14 +156,16 @@ if record.state == 'in_progress' and record.owner == owner then
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, record.fence > 1 and 1 or 0 }
 end
 if record.state == 'completed' then
-  return recordReply(2, now, record)
+  return recordReply(2, 0, record)
 end
 if record.state == 'indeterminate' then
-  return recordReply(4, now, record)
+  return recordReply(4, 0, record)
 end
 if record.state == 'abandoned' then
-  return recordReply(5, now, record)
+  return recordReply(5, 0, record)
 end
+
+local now = nowMs()
 if record.leaseExpiresAtMs > now then
   return recordReply(3, now, record)
 end
