@@ -1,7 +1,7 @@
 // PostgresStore behaviour that the generic conformance suite cannot see: real connection-level
 // races, migrations under concurrency, pooler-style connection hopping (C06), round trips,
 // retention cleanup, identifier quoting and the single LISTEN connection.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ClaimOptions, RecordRef } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';
 import { PostgresStore, type PostgresStoreOptions } from '@toolfence/stores/postgres';
@@ -63,7 +63,7 @@ beforeAll(async () => {
   await requirePostgres();
   pool = newPool({ max: 30 });
   store = newStore({ pool });
-  expect(await store.ensureSchema()).toEqual({ applied: [1] });
+  expect(await store.ensureSchema()).toEqual({ applied: [1, 2] });
 });
 
 afterAll(async () => {
@@ -126,7 +126,7 @@ describe('PostgresStore on PostgreSQL', () => {
       newStore({ pool: newPool({ max: 1 }), schema: raceSchema }),
     );
     const results = await Promise.all(racers.map((racer) => racer.ensureSchema()));
-    expect(results.filter((result) => result.applied.length > 0)).toEqual([{ applied: [1] }]);
+    expect(results.filter((result) => result.applied.length > 0)).toEqual([{ applied: [1, 2] }]);
     expect(results.filter((result) => result.applied.length === 0)).toHaveLength(19);
     expect(
       Number(
@@ -134,7 +134,7 @@ describe('PostgresStore on PostgreSQL', () => {
           `SELECT count(*) FROM ${pg.escapeIdentifier(raceSchema)}.idempotency_records_migrations`,
         ),
       ),
-    ).toBe(1);
+    ).toBe(2);
     expect(await racers[0]!.ensureSchema()).toEqual({ applied: [] });
     const target = ref();
     expect((await racers[7]!.claim(target, claimOptions())).status).toBe('acquired');
@@ -224,6 +224,103 @@ describe('PostgresStore on PostgreSQL', () => {
     expect(takeover).toMatchObject({ status: 'acquired', fence: 2, takeover: true });
   });
 
+  it('answers a settled, busy or conflicting claim without writing: the row version stays the same', async () => {
+    const version = async (target: RecordRef) =>
+      (
+        await pool.query(
+          `SELECT xmin::text AS xmin, ctid::text AS ctid FROM ${store.tableName} WHERE tenant = $1 AND key = $2`,
+          [target.tenant, target.key],
+        )
+      ).rows[0] as { xmin: string; ctid: string };
+    const settledStates = async () => {
+      const completed = ref();
+      const completedBy = claimOptions();
+      await store.claim(completed, completedBy);
+      await store.complete(completed, { fence: 1, owner: completedBy.owner }, '"done"', DAY_MS);
+      const indeterminate = ref();
+      const indeterminateBy = claimOptions();
+      await store.claim(indeterminate, indeterminateBy);
+      await store.markIndeterminate(
+        indeterminate,
+        { fence: 1, owner: indeterminateBy.owner },
+        { type: 'Timeout', message: 'no answer' },
+        DAY_MS,
+      );
+      const abandoned = ref();
+      await store.claim(abandoned, claimOptions({ leaseMs: 30, maxAttempts: 1 }));
+      await sleep(50);
+      expect((await store.claim(abandoned, claimOptions({ maxAttempts: 1 }))).status).toBe('abandoned');
+      const busy = ref();
+      await store.claim(busy, claimOptions());
+      return { completed, indeterminate, abandoned, busy };
+    };
+    const targets = await settledStates();
+    const expected = {
+      completed: 'completed',
+      indeterminate: 'indeterminate',
+      abandoned: 'abandoned',
+      busy: 'busy',
+    } as const;
+    for (const [name, target] of Object.entries(targets) as [keyof typeof expected, RecordRef][]) {
+      const before = await version(target);
+      for (let index = 0; index < 100; index++) {
+        expect((await store.claim(target, claimOptions({ maxAttempts: 1 }))).status, name).toBe(
+          expected[name],
+        );
+      }
+      // Another tool on the same key: a conflict, read-only too.
+      expect((await store.claim(target, claimOptions({ tool: 'other-tool' }))).status, name).toBe('conflict');
+      expect(await version(target), name).toEqual(before);
+    }
+  });
+
+  it('NOTIFYs a settle only when someone waited for the record', async () => {
+    const listenPool = newPool({ max: 2 });
+    const notifications: string[] = [];
+    const listener = await holdClient(listenPool);
+    // A store of its own, so the LISTEN connection it opens is closed again at the end.
+    const waiter = newStore({ pool: newPool({ max: 3 }) });
+    try {
+      listener.on('notification', (message) => notifications.push(message.payload ?? ''));
+      await listener.query(`LISTEN "${store.channel}"`);
+      // Same digest as the trigger: SHA-256 of tenant, NUL, key.
+      const digest = (target: RecordRef) =>
+        createHash('sha256')
+          .update(Buffer.from(target.tenant))
+          .update(Buffer.from([0]))
+          .update(Buffer.from(target.key))
+          .digest('hex');
+
+      const unwatched = ref();
+      const unwatchedBy = claimOptions();
+      await store.claim(unwatched, unwatchedBy);
+      await store.complete(unwatched, { fence: 1, owner: unwatchedBy.owner }, '"quiet"', DAY_MS);
+      const released = ref();
+      const releasedBy = claimOptions();
+      await store.claim(released, releasedBy);
+      await store.release(released, { fence: 1, owner: releasedBy.owner });
+
+      const watched = ref();
+      const watchedBy = claimOptions();
+      await store.claim(watched, watchedBy);
+      const waiting = waiter.waitForSettle(watched, { timeoutMs: 10_000 });
+      await sleep(200);
+      await store.complete(watched, { fence: 1, owner: watchedBy.owner }, '"heard"', DAY_MS);
+      expect(await waiting).toBe('settled');
+      await sleep(100);
+      expect(notifications).toEqual([digest(watched)]);
+    } finally {
+      // Not left looking like a store's LISTEN connection in pg_stat_activity while it closes.
+      await listener.query('UNLISTEN *');
+      listener.release(true);
+      await waiter.close();
+      const listening = () =>
+        scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [`LISTEN "${store.channel}"`]);
+      const closedBy = Date.now() + 3_000;
+      while (Number(await listening()) > 0 && Date.now() < closedBy) await sleep(20);
+    }
+  });
+
   it('treats expired rows as absent and cleanup() deletes them in bounded batches', async () => {
     const tenant = `cleanup-${randomBytes(4).toString('hex')}`;
     const expired = Array.from({ length: 25 }, () => ({ tenant, key: randomBytes(32).toString('hex') }));
@@ -292,7 +389,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const oddTable = 'Tool Fence "records" --';
     schemas.push(oddSchema);
     const odd = newStore({ pool, schema: oddSchema, table: oddTable });
-    expect(await odd.ensureSchema()).toEqual({ applied: [1] });
+    expect(await odd.ensureSchema()).toEqual({ applied: [1, 2] });
     expect(
       await scalar('SELECT count(*)::int FROM pg_tables WHERE schemaname = $1 AND tablename IN ($2, $3)', [
         oddSchema,
@@ -348,13 +445,12 @@ describe('PostgresStore on PostgreSQL', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
 
     await listening.close();
-    expect(
-      Number(
-        await scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [
-          `LISTEN "${listening.channel}"`,
-        ]),
-      ),
-    ).toBe(0);
+    // The backend exits just after the client closes its socket: give pg_stat_activity a moment.
+    const listeners = () =>
+      scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [`LISTEN "${listening.channel}"`]);
+    const closedBy = Date.now() + 3_000;
+    while (Number(await listeners()) > 0 && Date.now() < closedBy) await sleep(20);
+    expect(Number(await listeners())).toBe(0);
     // close() released what the store opened, not the caller's pool.
     expect((await listenPool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
   });
@@ -414,9 +510,10 @@ describe('PostgresStore on PostgreSQL', () => {
   });
 
   it('reports a statement timeout as StoreUnavailableError and a missing table as a setup error', async () => {
+    // A lapsed lease: the claim must take the row lock (a busy or settled answer would not wait).
     const target = ref();
-    const options = claimOptions();
-    await store.claim(target, options);
+    await store.claim(target, claimOptions({ leaseMs: 50 }));
+    await sleep(70);
     const locker = await holdClient(pool);
     const impatient = newStore({ pool: newPool({ max: 2, options: '-c statement_timeout=200' }) });
     try {

@@ -74,6 +74,42 @@ CREATE TRIGGER {{notify_delete_trigger}}
   EXECUTE FUNCTION {{notify_function}}();
 `,
   },
+  {
+    version: 2,
+    name: '0002_notify_waited',
+    text: `-- Migration 0002: NOTIFY only for records someone waits for.
+-- Placeholders as in 0001_init.sql.
+--
+-- A transaction that NOTIFYs takes a database-wide lock from just before its commit until after
+-- it (PostgreSQL serialises the notification queue that way), so every \`complete\` that notified
+-- committed one after another, WAL flush included: first calls at concurrency 32 were bounded by
+-- one flush at a time. Now a record is notified only when \`waited\` is set: by the waiter's first
+-- read (read-lease.sql, before it trusts a later notification) or by a busy claimer on the
+-- locked path (claim.sql). A waiter sets it, under the row lock, before it relies on a NOTIFY,
+-- so a settle that commits after the mark always notifies and one that committed before it is
+-- seen by the waiter's read.
+--
+-- Rows that exist when this runs, and rows inserted by a store that predates this column, get
+-- the default \`true\`: they keep notifying on every settle, as before. This store writes \`false\`
+-- into every record it creates.
+ALTER TABLE {{table}} ADD COLUMN waited boolean NOT NULL DEFAULT true;
+
+DROP TRIGGER {{notify_update_trigger}} ON {{table}};
+DROP TRIGGER {{notify_delete_trigger}} ON {{table}};
+
+CREATE TRIGGER {{notify_update_trigger}}
+  AFTER UPDATE ON {{table}}
+  FOR EACH ROW
+  WHEN (OLD.state = 'in_progress' AND NEW.state <> 'in_progress' AND OLD.waited)
+  EXECUTE FUNCTION {{notify_function}}();
+
+CREATE TRIGGER {{notify_delete_trigger}}
+  AFTER DELETE ON {{table}}
+  FOR EACH ROW
+  WHEN (OLD.state = 'in_progress' AND OLD.waited)
+  EXECUTE FUNCTION {{notify_function}}();
+`,
+  },
 ];
 
 /** Statement templates; `{{placeholders}}` are replaced with quoted identifiers. */
@@ -85,101 +121,147 @@ export const statements = {
 -- and \`acquired\` (true when the caller is the holder: this statement made it so, or the caller's
 -- own earlier claim did and this is the same request resent; owners are unique per attempt).
 --
--- Why one INSERT ... ON CONFLICT DO UPDATE with no WHERE: the DO UPDATE always locks the row
--- and evaluates against its LATEST committed version (not the statement's snapshot), so
--- concurrent claimers are serialised by the row lock and each sees what the previous one wrote.
--- When nothing should change, the row is rewritten with its own values (a HOT update) so that
--- RETURNING still yields it. "DO NOTHING, then SELECT" would read an older snapshot instead.
+-- Two paths, chosen inside the statement:
+--
+-- \`answered\` (read-only: no row lock, no WAL, no commit flush): a live row whose answer needs no
+-- change: a conflict (other tool, or other arguments when they must match), a settled record
+-- (completed, indeterminate, abandoned), or one held by another owner under a live lease (busy).
+-- It is read from the statement's snapshot, i.e. the latest version committed when the
+-- statement started, so the answer was true at that instant, which lies inside the call: a
+-- settled record only changes by resolve, by a late complete of its own holder, by forget or by
+-- expiry, each a later instant than the one answered for; a busy answer only sends the caller
+-- to waitForSettle, which re-reads. Conflict is judged first, as on the write path.
+--
+-- \`upserted\`, run only when \`answered\` is empty (no live row in the snapshot, the holder resending,
+-- an expired lease, or a row that a concurrent claimer inserts or changes right now):
+-- INSERT ... ON CONFLICT DO UPDATE with no WHERE. The DO UPDATE always locks the row and
+-- evaluates against its LATEST committed version (not the statement's snapshot), so concurrent
+-- claimers are serialised by the row lock and each sees what the previous one wrote. When
+-- nothing should change (the row became settled or busy between the snapshot and the lock), the
+-- row is rewritten with its own values so that RETURNING still yields it. "DO NOTHING, then
+-- SELECT" would read an older snapshot instead. A busy claimer on this path marks the row
+-- \`waited\` (it is about to wait); see 0002_notify_waited.sql.
 --
 -- Clock: statement_timestamp() — one value for the whole statement (the decision and the
 -- deadlines it writes agree) and, unlike now(), not frozen by a caller's open transaction.
-INSERT INTO {{table}} AS record (
-  tenant, key, tool, fingerprint, state, fence, attempt, owner,
-  claimed_at, lease_expires_at, expires_at, retention_ms
-)
-VALUES (
-  $1, $2, $3, $4, 'in_progress', 1, 1, $5,
-  statement_timestamp(),
-  statement_timestamp() + $6::float8 * interval '1 millisecond',
-  statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond',
-  $7::bigint
-)
-ON CONFLICT (tenant, key) DO UPDATE SET (
-  tool, fingerprint, state, fence, attempt, owner,
-  claimed_at, lease_expires_at, expires_at, retention_ms,
-  outcome, error_type, error_message
-) = (
+WITH answered AS (
+  SELECT record.*
+  FROM {{table}} AS record
+  WHERE record.tenant = $1::text AND record.key = $2::text
+    AND record.expires_at > statement_timestamp()
+    AND (
+      record.tool <> $3::text
+      OR ($10::boolean AND record.fingerprint <> $4::text)
+      OR record.state <> 'in_progress'
+      OR (record.owner <> $5::text AND record.lease_expires_at > statement_timestamp())
+    )
+), upserted AS (
+  INSERT INTO {{table}} AS record (
+    tenant, key, tool, fingerprint, state, fence, attempt, owner,
+    claimed_at, lease_expires_at, expires_at, retention_ms, waited
+  )
   SELECT
-    CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
-    CASE WHEN decision.action = 'fresh' THEN excluded.fingerprint ELSE record.fingerprint END,
-    CASE decision.action
-      WHEN 'fresh' THEN 'in_progress'
-      WHEN 'takeover' THEN 'in_progress'
-      WHEN 'abandon' THEN 'abandoned'
-      WHEN 'indeterminate' THEN 'indeterminate'
-      ELSE record.state
-    END,
-    CASE decision.action WHEN 'fresh' THEN 1 WHEN 'takeover' THEN record.fence + 1 ELSE record.fence END,
-    CASE decision.action WHEN 'fresh' THEN 1 WHEN 'takeover' THEN record.attempt + 1 ELSE record.attempt END,
-    CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.owner ELSE record.owner END,
-    CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.claimed_at ELSE record.claimed_at END,
-    CASE
-      WHEN decision.action IN ('fresh', 'takeover') THEN excluded.lease_expires_at
-      WHEN decision.action = 'resend' THEN greatest(record.lease_expires_at, excluded.lease_expires_at)
-      ELSE record.lease_expires_at
-    END,
-    CASE
-      WHEN decision.action IN ('fresh', 'takeover') THEN excluded.expires_at
-      WHEN decision.action = 'resend' THEN greatest(record.expires_at, excluded.expires_at)
-      WHEN decision.action IN ('abandon', 'indeterminate')
-        THEN statement_timestamp() + $7::float8 * interval '1 millisecond'
-      ELSE record.expires_at
-    END,
-    CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.retention_ms ELSE record.retention_ms END,
-    CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome END,
-    CASE decision.action
-      WHEN 'fresh' THEN NULL
-      WHEN 'takeover' THEN NULL
-      WHEN 'abandon' THEN 'LeaseExpired'
-      WHEN 'indeterminate' THEN 'LeaseExpired'
-      ELSE record.error_type
-    END,
-    CASE decision.action
-      WHEN 'fresh' THEN NULL
-      WHEN 'takeover' THEN NULL
-      WHEN 'abandon' THEN 'the lease of attempt ' || record.attempt || ' expired and ' || $9::integer
-        || ' attempt(s) were lost'
-      WHEN 'indeterminate' THEN 'the lease of attempt ' || record.attempt
-        || ' expired before its outcome was recorded; the effect may have happened'
-      ELSE record.error_message
-    END
-  FROM (
-    SELECT CASE
-      -- Past retention: the row is treated as absent and replaced.
-      WHEN record.expires_at <= statement_timestamp() THEN 'fresh'
-      -- Another tool, or other arguments when they must match: report, change nothing.
-      WHEN record.tool <> excluded.tool
-        OR ($10::boolean AND record.fingerprint <> excluded.fingerprint) THEN 'keep'
-      -- The holder itself asking again (a request resent after its reply was lost): answer as the
-      -- first time, with the lease restarted (the claimer never got the first answer).
-      WHEN record.state = 'in_progress' AND record.owner = excluded.owner THEN 'resend'
-      -- Settled, or held under a live lease.
-      WHEN record.state <> 'in_progress' OR record.lease_expires_at > statement_timestamp() THEN 'keep'
-      -- The holder's lease expired.
-      WHEN $8::text = 'at-most-once' THEN 'indeterminate'
-      WHEN record.attempt >= $9::integer THEN 'abandon'
-      ELSE 'takeover'
-    END AS action
-  ) AS decision
+    $1::text, $2::text, $3::text, $4::text, 'in_progress', 1, 1, $5::text,
+    statement_timestamp(),
+    statement_timestamp() + $6::float8 * interval '1 millisecond',
+    statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond',
+    $7::bigint,
+    false
+  WHERE NOT EXISTS (SELECT 1 FROM answered)
+  ON CONFLICT (tenant, key) DO UPDATE SET (
+    tool, fingerprint, state, fence, attempt, owner,
+    claimed_at, lease_expires_at, expires_at, retention_ms,
+    outcome, error_type, error_message, waited
+  ) = (
+    SELECT
+      CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
+      CASE WHEN decision.action = 'fresh' THEN excluded.fingerprint ELSE record.fingerprint END,
+      CASE decision.action
+        WHEN 'fresh' THEN 'in_progress'
+        WHEN 'takeover' THEN 'in_progress'
+        WHEN 'abandon' THEN 'abandoned'
+        WHEN 'indeterminate' THEN 'indeterminate'
+        ELSE record.state
+      END,
+      CASE decision.action WHEN 'fresh' THEN 1 WHEN 'takeover' THEN record.fence + 1 ELSE record.fence END,
+      CASE decision.action WHEN 'fresh' THEN 1 WHEN 'takeover' THEN record.attempt + 1 ELSE record.attempt END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.owner ELSE record.owner END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.claimed_at ELSE record.claimed_at END,
+      CASE
+        WHEN decision.action IN ('fresh', 'takeover') THEN excluded.lease_expires_at
+        WHEN decision.action = 'resend' THEN greatest(record.lease_expires_at, excluded.lease_expires_at)
+        ELSE record.lease_expires_at
+      END,
+      CASE
+        WHEN decision.action IN ('fresh', 'takeover') THEN excluded.expires_at
+        WHEN decision.action = 'resend' THEN greatest(record.expires_at, excluded.expires_at)
+        WHEN decision.action IN ('abandon', 'indeterminate')
+          THEN statement_timestamp() + $7::float8 * interval '1 millisecond'
+        ELSE record.expires_at
+      END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.retention_ms ELSE record.retention_ms END,
+      CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome END,
+      CASE decision.action
+        WHEN 'fresh' THEN NULL
+        WHEN 'takeover' THEN NULL
+        WHEN 'abandon' THEN 'LeaseExpired'
+        WHEN 'indeterminate' THEN 'LeaseExpired'
+        ELSE record.error_type
+      END,
+      CASE decision.action
+        WHEN 'fresh' THEN NULL
+        WHEN 'takeover' THEN NULL
+        WHEN 'abandon' THEN 'the lease of attempt ' || record.attempt || ' expired and ' || $9::integer
+          || ' attempt(s) were lost'
+        WHEN 'indeterminate' THEN 'the lease of attempt ' || record.attempt
+          || ' expired before its outcome was recorded; the effect may have happened'
+        ELSE record.error_message
+      END,
+      -- A new record has no waiter yet; a busy claimer is about to wait; otherwise unchanged
+      -- (waiters of an attempt that is taken over keep waiting for the record).
+      CASE decision.action WHEN 'fresh' THEN false WHEN 'busy' THEN true ELSE record.waited END
+    FROM (
+      SELECT CASE
+        -- Past retention: the row is treated as absent and replaced.
+        WHEN record.expires_at <= statement_timestamp() THEN 'fresh'
+        -- Another tool, or other arguments when they must match: report, change nothing.
+        WHEN record.tool <> excluded.tool
+          OR ($10::boolean AND record.fingerprint <> excluded.fingerprint) THEN 'keep'
+        -- The holder itself asking again (a request resent after its reply was lost): answer as
+        -- the first time, with the lease restarted (the claimer never got the first answer).
+        WHEN record.state = 'in_progress' AND record.owner = excluded.owner THEN 'resend'
+        -- Settled.
+        WHEN record.state <> 'in_progress' THEN 'keep'
+        -- Held under a live lease.
+        WHEN record.lease_expires_at > statement_timestamp() THEN 'busy'
+        -- The holder's lease expired.
+        WHEN $8::text = 'at-most-once' THEN 'indeterminate'
+        WHEN record.attempt >= $9::integer THEN 'abandon'
+        ELSE 'takeover'
+      END AS action
+    ) AS decision
+  )
+  RETURNING
+    record.tenant, record.key, record.tool, record.fingerprint, record.state,
+    record.fence, record.attempt, record.owner, record.lease_expires_at, record.expires_at,
+    record.outcome, record.error_type, record.error_message
+), decided AS (
+  SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
+    outcome, error_type, error_message
+  FROM upserted
+  UNION ALL
+  SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
+    outcome, error_type, error_message
+  FROM answered
 )
-RETURNING
-  record.tenant, record.key, record.tool, record.fingerprint, record.state,
-  record.fence, record.attempt, record.owner,
-  floor(extract(epoch FROM record.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM record.expires_at) * 1000)::float8 AS expires_at_ms,
-  record.outcome, record.error_type, record.error_message,
+SELECT
+  tenant, key, tool, fingerprint, state, fence, attempt, owner,
+  floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
+  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
+  outcome, error_type, error_message,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
-  (record.owner = $5 AND record.state = 'in_progress') AS acquired;
+  (owner = $5::text AND state = 'in_progress') AS acquired
+FROM decided;
 `,
   cleanup: `-- cleanup: delete at most $1 rows past their retention deadline. Bounded, so it never holds
 -- many row locks or writes a large transaction; SKIP LOCKED leaves rows a claimer is reviving
@@ -282,14 +364,42 @@ SELECT
   current.outcome, current.error_type, current.error_message
 FROM current;
 `,
-  readLease: `-- read-lease: what a waiter needs to decide, judged by the database clock.
--- $1 tenant, $2 key. No row when absent or past retention.
+  readLease: `-- read-lease: what a waiter needs to decide, judged by the database clock; marks the record
+-- \`waited\` so that its settle is notified (see 0002_notify_waited.sql).
+-- $1 tenant, $2 key. No row when absent or past retention. Otherwise one row: state, lease
+-- deadline, the database clock, and \`notified\`: true when a settle of the record as returned
+-- is certain to NOTIFY (it was marked by this statement, or already marked).
+--
+-- \`marked\` writes only when the mark is missing (the first read of a waiter on this record), and
+-- it judges the row on its latest committed version (UPDATE under READ COMMITTED). \`seen\` reads
+-- the statement's snapshot otherwise. One race is left to the caller: the UPDATE found the row
+-- changed by a transaction that committed after the snapshot (no longer in progress, or marked
+-- by another waiter), and the snapshot still shows it in progress and unmarked: then \`notified\`
+-- is false and the caller reads again (a new statement, a new snapshot).
+WITH marked AS (
+  UPDATE {{table}} AS record
+  SET waited = true
+  WHERE record.tenant = $1::text AND record.key = $2::text
+    AND record.expires_at > statement_timestamp()
+    AND record.state = 'in_progress' AND NOT record.waited
+  RETURNING record.state, record.lease_expires_at, true AS notified
+), seen AS (
+  SELECT record.state, record.lease_expires_at, (record.state <> 'in_progress' OR record.waited) AS notified
+  FROM {{table}} AS record
+  WHERE record.tenant = $1::text AND record.key = $2::text
+    AND record.expires_at > statement_timestamp()
+    AND NOT EXISTS (SELECT 1 FROM marked)
+), current AS (
+  SELECT state, lease_expires_at, notified FROM marked
+  UNION ALL
+  SELECT state, lease_expires_at, notified FROM seen
+)
 SELECT
   state,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms
-FROM {{table}}
-WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp();
+  floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
+  notified
+FROM current;
 `,
   release: `-- release: delete the record if the holder ($3 fence, $4 owner) is current and in progress.
 -- $1 tenant, $2 key, $3 fence, $4 owner.

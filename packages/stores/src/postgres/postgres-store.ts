@@ -494,7 +494,10 @@ export class PostgresStore implements IdempotencyStore {
           const remainingMs = Number(row.lease_expires_at_ms) - Number(row.now_ms);
           if (remainingMs <= 0) return finish('lease_expired');
           leaseDueAtMs = Date.now() + remainingMs;
-          schedule();
+          // The record changed under the read (see read-lease.sql): read again now, or a settle
+          // that is not notified would only be seen by the safety poll.
+          if (row.notified === false) recheck = true;
+          else schedule();
         } catch (error) {
           fail(error);
         } finally {
