@@ -274,6 +274,60 @@ describe('PostgresStore on PostgreSQL', () => {
     }
   });
 
+  it('names its statements (prepared once per connection) and falls back to unnamed ones when the server forgets them', async () => {
+    // A new connection, with nothing prepared on it by other tests.
+    const client = await holdClient(newPool({ max: 1 }));
+    try {
+      const onClient = newStore({ pool: client });
+      const target = ref();
+      const options = claimOptions();
+      await onClient.claim(target, options);
+      await onClient.complete(target, { fence: 1, owner: options.owner }, '"done"', DAY_MS);
+      const preparedNames = async () =>
+        (await client.query('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map(
+          (row: { name: string }) => row.name,
+        );
+      const prepared = await preparedNames();
+      expect(prepared.filter((name: string) => name.startsWith('toolfence_'))).toHaveLength(2);
+      for (let index = 0; index < 10; index++)
+        expect((await onClient.claim(target, claimOptions())).status).toBe('completed');
+      expect(await preparedNames()).toEqual(prepared);
+
+      // As behind a transaction pooler that does not keep prepared statements: the connection
+      // believes the statement is prepared, the server does not know it (26000). The call is sent
+      // again unnamed, and so is every later one.
+      await client.query('DEALLOCATE ALL');
+      expect((await onClient.claim(target, claimOptions())).status).toBe('completed');
+      const second = ref();
+      const secondOptions = claimOptions();
+      expect((await onClient.claim(second, secondOptions)).status).toBe('acquired');
+      expect(
+        await onClient.complete(second, { fence: 1, owner: secondOptions.owner }, '"2"', DAY_MS),
+      ).toEqual({
+        status: 'completed',
+      });
+      expect(await preparedNames()).toEqual([]);
+
+      // A custom queryable gets text and values unless it asks for named statements.
+      const texts: unknown[] = [];
+      const custom = newStore({
+        pool: {
+          query: (text: string, values?: unknown[]) => {
+            texts.push(text);
+            return pool.query(text, values);
+          },
+        },
+      });
+      await custom.get(target);
+      expect(typeof texts[0]).toBe('string');
+      const unnamed = newStore({ pool: client, preparedStatements: false });
+      await unnamed.get(target);
+      expect(await preparedNames()).toEqual([]);
+    } finally {
+      client.release();
+    }
+  });
+
   it('NOTIFYs a settle only when someone waited for the record', async () => {
     const listenPool = newPool({ max: 2 });
     const notifications: string[] = [];

@@ -34,6 +34,15 @@ export interface PostgresQueryable {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null }>;
 }
 
+/** A statement as pg's `Pool`, `Client` and `PoolClient` take it: named ones are prepared once per connection. */
+export interface PostgresQueryConfig {
+  readonly name: string;
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+type QueryResultLike = { rows: unknown[]; rowCount?: number | null };
+
 /** Settings of opportunistic cleanup; see {@link PostgresStoreOptions.autoCleanup}. */
 export interface PostgresAutoCleanupOptions {
   /** Run after this many claims. Default 1000. */
@@ -76,6 +85,16 @@ export interface PostgresStoreOptions {
   readonly safetyPollMs?: number;
   /** Failures of background work (cleanup, the LISTEN connection). Default: ignored. */
   readonly onBackgroundError?: (error: unknown) => void;
+  /**
+   * Run the store's statements as named (server-side prepared) statements, `{ name, text,
+   * values }`: each is parsed and planned once per connection instead of on every call.
+   * Default: `true` when `pool` is a pg `Pool`, `Client` or `PoolClient`, `false` for any other
+   * queryable (set `true` only if yours passes such a config object on to pg). If the server
+   * does not know a statement the connection prepared (PgBouncer in transaction mode before 1.21
+   * or with `max_prepared_statements = 0`, `DISCARD ALL`), that call is sent again unnamed and
+   * the store stops naming statements; the failed attempt ran nothing.
+   */
+  readonly preparedStatements?: boolean;
 }
 
 /** Result of {@link PostgresStore.ensureSchema}. */
@@ -124,6 +143,9 @@ export class PostgresStore implements IdempotencyStore {
   private readonly pool: Pool | PostgresQueryable;
   private readonly names: PostgresNames;
   private readonly sql: { readonly [K in keyof typeof statements]: string };
+  /** Prepared-statement name of each rendered statement text. */
+  private readonly statementNames = new Map<string, string>();
+  private prepared: boolean;
   private readonly listener: SettleListener;
   private readonly autoCleanup: Required<PostgresAutoCleanupOptions> | undefined;
   private readonly pollIntervalMs: number;
@@ -148,6 +170,15 @@ export class PostgresStore implements IdempotencyStore {
     this.sql = Object.fromEntries(
       Object.entries(statements).map(([name, text]) => [name, renderSql(text, this.names.placeholders)]),
     ) as { [K in keyof typeof statements]: string };
+    for (const text of Object.values(this.sql)) {
+      // Named by the rendered text (which includes the table), so stores of different tables
+      // sharing one pool never reuse a name for another statement.
+      this.statementNames.set(
+        text,
+        `toolfence_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`,
+      );
+    }
+    this.prepared = options.preparedStatements ?? isPgQueryable(this.pool);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.autoCleanup =
       options.autoCleanup === false
@@ -578,10 +609,24 @@ export class PostgresStore implements IdempotencyStore {
     if (this.isClosed) throw new StoreUnavailableError(operation, 'the PostgresStore is closed');
   }
 
-  private async query(operation: string, text: string, values: unknown[]) {
+  private async query(operation: string, text: string, values: unknown[]): Promise<QueryResultLike> {
     this.assertOpen(operation);
+    const name = this.prepared ? this.statementNames.get(text) : undefined;
     try {
-      return await this.pool.query(text, values);
+      if (name === undefined) return await this.pool.query(text, values);
+      try {
+        return await (this.pool as { query(config: PostgresQueryConfig): Promise<QueryResultLike> }).query({
+          name,
+          text,
+          values,
+        });
+      } catch (error) {
+        if (!isUnknownPreparedStatement(error)) throw error;
+        // The server lost (or never kept) what this connection prepared: nothing ran. From now
+        // on every statement is sent unnamed.
+        this.prepared = false;
+        return await this.pool.query(text, values);
+      }
     } catch (error) {
       throw toStoreError(operation, error, this.names.table);
     }
@@ -601,6 +646,27 @@ function isPgPool(pool: unknown): pool is Pick<Pool, 'connect'> {
     pool !== null &&
     'totalCount' in pool
   );
+}
+
+/** pg's `Pool`, `Client` or `PoolClient`: they take `{ name, text, values }`. */
+function isPgQueryable(pool: unknown): boolean {
+  return (
+    isPgPool(pool) ||
+    (typeof pool === 'object' &&
+      pool !== null &&
+      typeof (pool as Partial<PoolClient>).connect === 'function' &&
+      'connectionParameters' in pool)
+  );
+}
+
+/**
+ * 26000 (invalid_sql_statement_name: the server has no statement of that name, e.g. behind a
+ * transaction pooler that does not track prepared statements, or after DISCARD ALL) and 42P05
+ * (duplicate_prepared_statement). Both are raised before the statement executes.
+ */
+function isUnknownPreparedStatement(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '26000' || code === '42P05';
 }
 
 function isConnectionLevel(error: unknown): boolean {
