@@ -469,7 +469,35 @@ describe('round trips, record size, script registration', () => {
     }
   });
 
-  it('stores a record as one MessagePack string, smaller than a hash of the same fields', async () => {
+  it('sends the commands of one tick in one socket write (the store corks the socket for the tick)', async () => {
+    const corked = await newClient();
+    const corking = newStore(corked);
+    await corking.get(newRef());
+    // Count the socket's writes: _write for one buffer, _writev for several at once.
+    type WriteMethod = (...args: unknown[]) => unknown;
+    const socket = corked.stream as unknown as Record<'_write' | '_writev', WriteMethod>;
+    const writes = { single: 0, vectored: 0 };
+    const original = { single: socket._write, vectored: socket._writev };
+    socket._write = function (this: unknown, ...args: unknown[]) {
+      writes.single++;
+      return original.single.apply(this, args);
+    };
+    socket._writev = function (this: unknown, ...args: unknown[]) {
+      writes.vectored++;
+      return original.vectored.apply(this, args);
+    };
+    try {
+      const refs = Array.from({ length: 20 }, () => newRef());
+      const records = await Promise.all(refs.map((ref) => corking.get(ref)));
+      expect(records).toEqual(refs.map(() => null));
+      expect(writes).toEqual({ single: 0, vectored: 1 });
+    } finally {
+      socket._write = original.single;
+      socket._writev = original.vectored;
+    }
+  });
+
+  it('stores a record as one MessagePack string, smaller than a hash, or a small hash + outcome key', async () => {
     const ref = newRef();
     const claimed = await acquire(ref);
     const outcome = `{"seat":"${'x'.repeat(89)}"}`;
@@ -478,8 +506,10 @@ describe('round trips, record size, script registration', () => {
     const key = store.namesOf(ref).key;
     expect(await client.type(key)).toBe('string');
     const record = (await store.get(ref))!;
-    const hashKey = `${prefix}:measure-hash`;
-    await client.hset(hashKey, {
+    // Same key length as the record's, same hash tag.
+    const tag = key.slice(key.indexOf('{'));
+    const hashKey = `${prefix}:h:${tag}`;
+    const fields = {
       s: record.state,
       f: record.fence,
       a: record.attempt,
@@ -489,15 +519,27 @@ describe('round trips, record size, script registration', () => {
       r: 60_000,
       t: record.tool,
       p: record.fingerprint,
-      v: outcome,
-    });
-    const stringBytes = Number(await client.memory('USAGE', key, 'SAMPLES', '0'));
-    const hashBytes = Number(await client.memory('USAGE', hashKey, 'SAMPLES', '0'));
-    await client.unlink(hashKey);
+    };
+    // A 100-byte value is over hash-max-listpack-value (64): the whole hash becomes a hashtable.
+    await client.hset(hashKey, { ...fields, v: outcome });
+    // The outcome in its own string key beside a small (listpack) hash.
+    const smallHashKey = `${prefix}:m:${tag}`;
+    const outcomeKey = `${prefix}:o:${tag}`;
+    await client.hset(smallHashKey, fields);
+    await client.set(outcomeKey, outcome);
+    for (const each of [key, hashKey, smallHashKey, outcomeKey]) await client.pexpire(each, 60_000);
+    const usage = async (name: string) => Number(await client.memory('USAGE', name, 'SAMPLES', '0'));
+    const stringBytes = await usage(key);
+    const hashBytes = await usage(hashKey);
+    const splitBytes = (await usage(smallHashKey)) + (await usage(outcomeKey));
+    expect(await client.object('ENCODING', smallHashKey)).toBe('listpack');
+    await client.unlink(hashKey, smallHashKey, outcomeKey);
     console.info(
-      `MEMORY USAGE, record with a 100-byte outcome: string ${stringBytes} B, hash ${hashBytes} B`,
+      `MEMORY USAGE, record with a 100-byte outcome: string ${stringBytes} B, hash ${hashBytes} B, ` +
+        `listpack hash + outcome string ${splitBytes} B`,
     );
     expect(stringBytes).toBeLessThan(hashBytes);
+    expect(stringBytes).toBeLessThan(splitBytes);
   });
 
   it('registers each script as a command named with the package version', async () => {

@@ -37,7 +37,9 @@ export interface RedisStoreOptions {
   /**
    * Your ioredis client: a `Redis` (standalone or Sentinel) or a `Cluster`. The store defines its
    * Lua scripts on it (as commands named `toolfence_<version>_<script>`) and never closes it.
-   * Its `keyPrefix` option must be unset: use {@link RedisStoreOptions.prefix} instead.
+   * Its `keyPrefix` option must be unset: use {@link RedisStoreOptions.prefix} instead. A
+   * standalone client's socket is corked until the end of each tick in which the store sends a
+   * command, so that commands sent in one tick leave in one write.
    */
   readonly client: Redis | Cluster;
   /**
