@@ -18,6 +18,7 @@ import {
   resolvePolicy,
 } from '../policy/idempotency-policy.js';
 import type {
+  ClaimOptions,
   ClaimResult,
   Holder,
   IdempotencyRecord,
@@ -100,9 +101,30 @@ interface Answer<T> {
   readonly fence: number;
 }
 
-/** An identical call in flight in this process, which later identical calls follow. */
-interface Flight {
-  readonly done: Promise<Answer<unknown> | undefined>;
+/**
+ * An identical call in flight in this process, which later identical calls follow. The promise is
+ * made only when a first follower arrives: a call nobody follows allocates nothing for it.
+ */
+class Flight {
+  private promise: Promise<Answer<unknown> | undefined> | undefined;
+  private resolvePromise: ((answer: Answer<unknown> | undefined) => void) | undefined;
+  private settled = false;
+  private answer: Answer<unknown> | undefined;
+
+  get done(): Promise<Answer<unknown> | undefined> {
+    if (this.settled) return Promise.resolve(this.answer);
+    this.promise ??= new Promise((resolve) => {
+      this.resolvePromise = resolve;
+    });
+    return this.promise;
+  }
+
+  finish(answer: Answer<unknown> | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.answer = answer;
+    this.resolvePromise?.(answer);
+  }
 }
 
 /**
@@ -231,12 +253,11 @@ export class Guard {
       // ask the store as any caller would.
       return (await this.claimLoop<T>(state, fingerprint, checkFingerprint, body, waitStartedMs, true)).value;
     }
-    let finish!: (answer: Answer<unknown> | undefined) => void;
-    const flight: Flight = { done: new Promise((resolve) => (finish = resolve)) };
+    const flight = new Flight();
     this.flights.set(flightKey, flight);
     state.releaseFollowers = () => {
       if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
-      finish(undefined);
+      flight.finish(undefined);
     };
     try {
       const answer = await this.claimLoop<T>(
@@ -247,10 +268,10 @@ export class Guard {
         waitStartedMs,
         false,
       );
-      finish(answer.encoded === undefined ? undefined : answer);
+      flight.finish(answer.encoded === undefined ? undefined : answer);
       return answer.value;
     } catch (error) {
-      finish(undefined);
+      flight.finish(undefined);
       throw error;
     } finally {
       if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
@@ -328,23 +349,17 @@ export class Guard {
         maxAttempts: policy.maxAttempts,
         checkFingerprint,
       };
-      // A claim whose reply was lost may have taken effect in the store. Asking once more with the
-      // SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
-      // claim that would later read as a lost (indeterminate) attempt.
-      const claim = await this.storeCall('claim', () =>
-        this.store.claim(state.ref, claimOptions).catch(async (error: unknown) => {
-          if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
-          await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
-          return this.store.claim(state.ref, claimOptions);
-        }),
-      ).catch((error: unknown) => {
+      let claim: ClaimResult;
+      try {
+        claim = await this.claimOnce(state.ref, claimOptions);
+      } catch (error) {
         if (lostEffectfulAttempt === undefined || !StoreUnavailableError.isInstance(error)) throw error;
         const reason = describeError(error);
         throw new IndeterminateOutcomeError(
           { key, tool: call.tool, ...lostEffectfulAttempt, reasonType: reason.type, reason: reason.message },
           { cause: error },
         );
-      });
+      }
       if (claim.status === 'acquired') {
         if (call.signal?.aborted === true) {
           // Cancelled while the claim was in flight: the body never starts, so nothing is held.
@@ -430,6 +445,25 @@ export class Guard {
     return resolved;
   }
 
+  /**
+   * One claim. A claim whose reply was lost may have taken effect in the store: asking once more
+   * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
+   * claim that would later read as a lost (indeterminate) attempt.
+   */
+  private async claimOnce(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    try {
+      return await this.store.claim(ref, options);
+    } catch (first) {
+      if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+      try {
+        return await this.store.claim(ref, options);
+      } catch (error) {
+        throw asStoreError('claim', error);
+      }
+    }
+  }
+
   /** Answer a claim that found the record settled (or in conflict). */
   private settled<T>(
     state: CallState,
@@ -477,9 +511,9 @@ export class Guard {
   ): Promise<Answer<T> | typeof SUPERSEDED> {
     const { call, policy, ref } = state;
     const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
-    const controller = new AbortController();
-    const signal =
-      call.signal === undefined ? controller.signal : AbortSignal.any([controller.signal, call.signal]);
+    // The body's signal is made only when the body reads it (an AbortSignal is costly to make):
+    // an abort before that is remembered and applied when it is made.
+    const aborter = new LazyAborter(call.signal);
     let leaseLost: LeaseLostError | undefined;
     let timedOut: ToolTimeoutError | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
@@ -508,7 +542,7 @@ export class Guard {
           leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
           state.releaseFollowers?.();
           this.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
-          controller.abort(leaseLost);
+          aborter.abort(leaseLost);
           const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
           grace.unref();
         },
@@ -517,7 +551,7 @@ export class Guard {
       if (policy.timeoutMs !== undefined) {
         timeoutTimer = setTimeout(() => {
           timedOut = new ToolTimeoutError(call.tool, policy.timeoutMs as number);
-          controller.abort(timedOut);
+          aborter.abort(timedOut);
           interrupt('timeout');
         }, policy.timeoutMs);
       }
@@ -525,7 +559,9 @@ export class Guard {
         idempotencyKey: ref.key,
         attempt: claim.attempt,
         fence: claim.fence,
-        signal,
+        get signal() {
+          return aborter.signal;
+        },
         tenant: ref.tenant,
         runId: state.runId,
         callId: call.callId,
@@ -778,12 +814,9 @@ export class Guard {
     try {
       return await fn();
     } catch (error) {
-      if (ToolfenceError.isInstance(error)) throw error;
       // The caller's own cancellation is not a store failure.
       if (signal?.aborted === true && error === signal.reason) throw error;
-      throw new StoreUnavailableError(operation, error instanceof Error ? error.message : String(error), {
-        cause: error,
-      });
+      throw asStoreError(operation, error);
     }
   }
 
@@ -820,6 +853,41 @@ export class Guard {
       // A listener must not change the outcome of a call.
     }
   }
+}
+
+/** An abort signal made on first use, that still carries an abort that came before. */
+class LazyAborter {
+  private controller: AbortController | undefined;
+  private combined: AbortSignal | undefined;
+  private aborted = false;
+  private reason: unknown;
+
+  constructor(private readonly callerSignal: AbortSignal | undefined) {}
+
+  get signal(): AbortSignal {
+    if (this.combined === undefined) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+      this.combined =
+        this.callerSignal === undefined
+          ? this.controller.signal
+          : AbortSignal.any([this.controller.signal, this.callerSignal]);
+    }
+    return this.combined;
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** A store's error as the guard reports it: toolfence errors as they are, others as unavailable. */
+function asStoreError(operation: string, error: unknown): unknown {
+  if (ToolfenceError.isInstance(error)) return error;
+  return new StoreUnavailableError(operation, describeError(error).message, { cause: error });
 }
 
 function isOwnCompletion(record: IdempotencyRecord, holder: Holder): boolean {

@@ -12,7 +12,7 @@ export type LeaseLossReason =
  * `onLost` once and stops.
  *
  * A watchdog fires at the local estimate of the lease deadline, counted from when the last
- * successful renewal (or the claim) was SENT, so the worker believes its lease ends no later
+ * successful renewal (or the claim) was SENT (armed only while a renewal is outstanding), so the worker believes its lease ends no later
  * than the store does (clock rates assumed equal; offsets do not matter).
  */
 export class LeaseKeeper {
@@ -20,6 +20,8 @@ export class LeaseKeeper {
   private watchdog: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastError: unknown;
+  /** Local estimate of the lease deadline (epoch ms, this worker's clock). */
+  private deadlineMs: number;
 
   constructor(
     private readonly store: IdempotencyStore,
@@ -30,7 +32,9 @@ export class LeaseKeeper {
     private readonly onLost: (reason: LeaseLossReason) => void,
     claimSentAtMs: number,
   ) {
-    this.armWatchdog(claimSentAtMs + leaseMs);
+    this.deadlineMs = claimSentAtMs + leaseMs;
+    // One timer while all is well: the watchdog is armed only while a renewal is outstanding or
+    // failing (heartbeatMs < leaseMs, so the first beat comes before the deadline).
     this.scheduleBeat(heartbeatMs);
   }
 
@@ -40,14 +44,19 @@ export class LeaseKeeper {
     clearTimeout(this.watchdog);
   }
 
-  private armWatchdog(deadlineMs: number): void {
-    clearTimeout(this.watchdog);
+  private armWatchdog(): void {
+    if (this.watchdog !== undefined || this.stopped) return;
     this.watchdog = setTimeout(
       () => this.lose({ kind: 'expired', error: this.lastError }),
-      Math.max(0, deadlineMs - Date.now()),
+      Math.max(0, this.deadlineMs - Date.now()),
     );
     // Lease timers alone must not keep the process alive; the body's own work does.
     this.watchdog.unref();
+  }
+
+  private disarmWatchdog(): void {
+    clearTimeout(this.watchdog);
+    this.watchdog = undefined;
   }
 
   private scheduleBeat(delayMs: number): void {
@@ -58,11 +67,13 @@ export class LeaseKeeper {
 
   private async beat(): Promise<void> {
     const sentAtMs = Date.now();
+    this.armWatchdog();
     try {
       const result = await this.store.renew(this.ref, this.holder, this.leaseMs);
       if (this.stopped) return;
       if (result.status === 'renewed') {
-        this.armWatchdog(sentAtMs + this.leaseMs);
+        this.deadlineMs = sentAtMs + this.leaseMs;
+        this.disarmWatchdog();
         this.scheduleBeat(this.heartbeatMs - (Date.now() - sentAtMs));
       } else {
         this.lose({ kind: 'lost', detail: result.reason });
@@ -70,7 +81,7 @@ export class LeaseKeeper {
     } catch (error) {
       if (this.stopped) return;
       this.lastError = error;
-      // Retry sooner than the heartbeat; the watchdog ends it if the lease runs out first.
+      // Retry sooner than the heartbeat; the watchdog (still armed) ends it if the lease runs out.
       this.scheduleBeat(this.heartbeatMs / 4);
     }
   }
