@@ -87,10 +87,13 @@ export async function commandCalls(client: Redis): Promise<Map<string, number>> 
   return (await commandStats(client)).calls;
 }
 
+export interface CommandStats {
+  readonly calls: Map<string, number>;
+  readonly microseconds: Map<string, number>;
+}
+
 /** `calls` and `usec` (server time) of every command in `INFO commandstats`. */
-export async function commandStats(
-  client: Redis,
-): Promise<{ calls: Map<string, number>; microseconds: Map<string, number> }> {
+export async function commandStats(client: Redis): Promise<CommandStats> {
   const text = await client.info('commandstats');
   const calls = new Map<string, number>();
   const microseconds = new Map<string, number>();
@@ -101,11 +104,42 @@ export async function commandStats(
   return { calls, microseconds };
 }
 
-/** Total server time (`usec`) between two snapshots, `INFO` itself left out. */
-export function serverMicrosecondsBetween(before: Map<string, number>, after: Map<string, number>): number {
+/**
+ * Server time (`usec`) of the top-level commands between two snapshots, `INFO` itself left out.
+ *
+ * A command a Lua script runs (its GET, SET, TIME, PUBLISH) is counted twice by commandstats: in
+ * its own line, and inside the `usec` of the EVALSHA / EVAL / FCALL that ran it. So only
+ * top-level commands count: with `sentByName` (the commands this client sent, by lowercase
+ * name), the commands it sent plus the session commands; a plain command it sent that scripts
+ * ran too (e.g. a GET beside scripts that GET) is prorated by calls (sent ÷ counted). Without
+ * it, the same rule as {@link roundTripsBetween}: when scripts ran, the script calls and session
+ * commands; otherwise every command.
+ */
+export function serverMicrosecondsBetween(
+  before: CommandStats,
+  after: CommandStats,
+  sentByName?: ReadonlyMap<string, number>,
+): number {
   let total = 0;
-  for (const [command, microseconds] of after) {
-    if (command !== 'info') total += microseconds - (before.get(command) ?? 0);
+  const scriptsRan = [...after.calls].some(
+    ([command, calls]) => scriptCommands.has(command) && calls > (before.calls.get(command) ?? 0),
+  );
+  for (const [command, microseconds] of after.microseconds) {
+    if (command === 'info') continue;
+    const spent = microseconds - (before.microseconds.get(command) ?? 0);
+    if (spent <= 0) continue;
+    if (sentByName === undefined) {
+      if (!scriptsRan || scriptCommands.has(command) || sessionCommands.has(command)) total += spent;
+      continue;
+    }
+    if (scriptCommands.has(command) || sessionCommands.has(command)) {
+      total += spent;
+      continue;
+    }
+    const sent = sentByName.get(command) ?? 0;
+    if (sent === 0) continue;
+    const counted = (after.calls.get(command) ?? 0) - (before.calls.get(command) ?? 0);
+    total += counted <= sent ? spent : (spent * sent) / counted;
   }
   return total;
 }
@@ -134,19 +168,30 @@ export function roundTripsBetween(before: Map<string, number>, after: Map<string
 
 /**
  * Counts the commands an ioredis client sends, on the client side (a cross-check of
- * `INFO commandstats`, which other clients of a shared Redis also move).
+ * `INFO commandstats`, which other clients of a shared Redis also move), in total and by
+ * lowercase command name.
  */
-export function countIoredisCommands(client: Redis): { readonly count: () => number; reset(): void } {
+export function countIoredisCommands(client: Redis): {
+  readonly count: () => number;
+  /** A copy of the counts by command name so far. */
+  readonly byName: () => Map<string, number>;
+  reset(): void;
+} {
   let sent = 0;
+  const names = new Map<string, number>();
   const original = client.sendCommand.bind(client);
   client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
     sent++;
+    const name = String(args[0]?.name ?? '').toLowerCase();
+    names.set(name, (names.get(name) ?? 0) + 1);
     return original(...args);
   }) as Redis['sendCommand'];
   return {
     count: () => sent,
+    byName: () => new Map(names),
     reset() {
       sent = 0;
+      names.clear();
     },
   };
 }

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { type IdempotencyStore, jsonOutcomeCodec } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
-import { type Row, row } from '../lib/report.js';
+import type { Redis } from 'ioredis';
+import { notes, type Row, row } from '../lib/report.js';
 import { connectPostgres, connectRedis, deleteRedisPrefix, randomName } from '../lib/services.js';
 import { runBatch } from '../lib/stats.js';
 import { outcome100, scaled } from '../lib/workloads.js';
@@ -40,9 +41,37 @@ async function writeCompletedRecords(store: IdempotencyStore): Promise<void> {
   });
 }
 
+/** Every key matching `pattern` (SCAN), so no key a record uses is left out of its size. */
+async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
+  const keys = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    for (const key of batch) keys.add(key);
+  } while (cursor !== '0');
+  return [...keys];
+}
+
+/** Sum of `MEMORY USAGE key SAMPLES 0` over `keys`. */
+async function memoryUsage(client: Redis, keys: readonly string[]): Promise<number> {
+  const pipeline = client.pipeline();
+  for (const key of keys) pipeline.memory('USAGE', key, 'SAMPLES', '0');
+  const results = (await pipeline.exec()) ?? [];
+  let total = 0;
+  for (const [error, bytes] of results) {
+    if (error !== null || typeof bytes !== 'number')
+      throw new Error(`MEMORY USAGE failed: ${error?.message ?? bytes}`);
+    total += bytes;
+  }
+  return total;
+}
+
 /**
- * Bytes per completed record in Redis (`MEMORY USAGE` of each record key), against a bare string
- * of the same key length holding only the 100-byte outcome.
+ * Bytes per completed record in Redis: `MEMORY USAGE` summed over every key the store left under
+ * its prefix (the record key and any other key a record uses: found by SCAN, not assumed from
+ * the layout) ÷ records, against a bare string of the record key's length holding only the
+ * 100-byte outcome.
  */
 export async function footprintRedisSuite(): Promise<Row[]> {
   const client = await connectRedis();
@@ -50,9 +79,18 @@ export async function footprintRedisSuite(): Promise<Row[]> {
   const store = new RedisStore({ client, prefix });
   try {
     await writeCompletedRecords(store);
+    // Before the bare keys exist (they share the prefix): everything here is the store's.
+    const storeKeys = await scanKeys(client, `${prefix.replace(/[\\*?[\]]/g, '\\$&')}:*`);
     const recordKeys = Array.from(
       { length: records },
       (_, index) => store.namesOf({ tenant: 'default', key: keyOf(index) }).key,
+    );
+    const found = new Set(storeKeys);
+    const missing = recordKeys.filter((key) => !found.has(key));
+    if (missing.length > 0) throw new Error(`footprint: ${missing.length} record keys not found by SCAN`);
+    notes.push(
+      `footprint redis: ${storeKeys.length.toLocaleString('en-US')} keys under the store's prefix for ` +
+        `${records.toLocaleString('en-US')} records (${(storeKeys.length / records).toFixed(2)} per record), all summed.`,
     );
     const bareKeys = recordKeys.map((key) =>
       `${prefix}:bare:${key.slice(prefix.length + 1)}`.slice(0, key.length),
@@ -61,24 +99,12 @@ export async function footprintRedisSuite(): Promise<Row[]> {
     for (const [index, key] of bareKeys.entries())
       writes.set(key, jsonOutcomeCodec.encode(outcome100(index)));
     await writes.exec();
-    const usage = async (keys: string[]) => {
-      const pipeline = client.pipeline();
-      for (const key of keys) pipeline.memory('USAGE', key, 'SAMPLES', '0');
-      const results = (await pipeline.exec()) ?? [];
-      let total = 0;
-      for (const [error, bytes] of results) {
-        if (error !== null || typeof bytes !== 'number')
-          throw new Error(`MEMORY USAGE failed: ${error?.message ?? bytes}`);
-        total += bytes;
-      }
-      return total / keys.length;
-    };
     return [
       row(
         `footprint: redis, bytes per completed record (vs bare key + outcome)`,
         'bytes',
-        await usage(recordKeys),
-        await usage(bareKeys),
+        (await memoryUsage(client, storeKeys)) / records,
+        (await memoryUsage(client, bareKeys)) / records,
       ),
     ];
   } finally {
