@@ -308,4 +308,40 @@ describe('toolfenceMiddleware: configuration errors reject', () => {
     expect(model.callCount).toBe(0);
     expect(effects).toEqual([]);
   });
+
+  it('a policy whose name matches no tool (a typo) fails at the first model call, before any tool runs', async () => {
+    const { guard } = recordingGuard();
+    const { createTicket, effects } = ticketTool();
+    const model = scriptedModel({ title: 'Printer' }, 'create_ticket');
+    const agent = createAgent({
+      model,
+      tools: [createTicket],
+      middleware: [toolfenceMiddleware({ guard, policies: { create_tikcet: effectful } })],
+    });
+    const error = await agent.invoke(userMessage, thread('t1')).catch((caught: unknown) => caught);
+    expect((error as Error).name).toBe('PolicyError');
+    expect((error as Error).message).toContain(
+      '"create_tikcet", which the agent does not have (tools: create_ticket)',
+    );
+    expect(model.callCount).toBe(0);
+    expect(effects).toEqual([]);
+  });
+
+  it('allowUnknownPolicies lets a policy name a tool the first model call does not see', async () => {
+    const { guard } = recordingGuard();
+    const { createTicket, effects } = ticketTool();
+    const agent = createAgent({
+      model: scriptedModel({ title: 'Printer' }, 'create_ticket'),
+      tools: [createTicket],
+      middleware: [
+        toolfenceMiddleware({
+          guard,
+          policies: { create_ticket: effectful, search_later: effectful },
+          allowUnknownPolicies: true,
+        }),
+      ],
+    });
+    await agent.invoke(userMessage, thread('t2'));
+    expect(effects).toEqual(['Printer']);
+  });
 });

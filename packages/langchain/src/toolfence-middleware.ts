@@ -26,6 +26,13 @@ export interface ToolfenceMiddlewareOptions {
   readonly runId?: ConfigValue;
   /** Middleware name (unique within an agent). Default `'toolfence'`. */
   readonly name?: string;
+  /**
+   * By default a policy that names no tool of the first model call is a `PolicyError` (a
+   * misspelt name would leave the real tool unguarded). Set this when the agent's tool set
+   * changes between model calls (a tool-selection middleware before this one), so a policy may
+   * name a tool the first call does not see.
+   */
+  readonly allowUnknownPolicies?: boolean;
 }
 
 /** `createMiddleware`'s brand (`MIDDLEWARE_BRAND` in langchain), a registered symbol. */
@@ -50,8 +57,9 @@ const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware');
  *   id (pass `configurable.thread_id`); interrupts (`interrupt()`) pass through untouched;
  * - errors thrown by other middleware keep their own behaviour.
  *
- * Policies are checked when the middleware is made; their key arguments are checked against
- * each tool's schema when the model is first called with the tool (before any tool runs). Such
+ * Policies are checked when the middleware is made; their names against the agent's tools, and
+ * their key arguments against each tool's schema, when the model is first called (before any
+ * tool runs). Such
  * a `PolicyError` reaches the caller wrapped by langchain in a `MiddlewareError` (same name and
  * message; the `PolicyError` is its `cause`).
  *
@@ -76,10 +84,26 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     return wrapper;
   };
 
+  let policyNamesChecked = options.allowUnknownPolicies === true;
   const wrapModelCall: WrapModelCallHook = async (request, handler) => {
+    const names = new Set<string>();
     for (const tool of request.tools) {
+      const name = (tool as { name?: unknown }).name;
+      if (typeof name === 'string') names.add(name);
       const policy = isInvocableTool(tool) ? policyOf(tool.name) : undefined;
       if (policy !== undefined) fencedOf(tool as StructuredToolInterface, policy);
+    }
+    if (!policyNamesChecked) {
+      policyNamesChecked = true;
+      const unknown = Object.keys(policies).filter((name) => !names.has(name));
+      if (unknown.length > 0) {
+        throw new PolicyError(
+          'policies',
+          `name ${unknown.map((name) => `"${name}"`).join(', ')}, which the agent does not have ` +
+            `(tools: ${[...names].join(', ') || 'none'}); a misspelt name would leave a tool unguarded. ` +
+            'If the tool set changes between model calls, pass allowUnknownPolicies: true.',
+        );
+      }
     }
     return handler(request);
   };
