@@ -86,8 +86,12 @@ async function openPostgres(url: string): Promise<DemoStore> {
     await pool.query('SELECT 1');
   } catch (error) {
     await pool.end().catch(() => undefined);
+    const remedy =
+      (error as { code?: unknown }).code === '3D000'
+        ? `Create the database with: createdb -h 127.0.0.1 -U postgres ${new URL(url).pathname.slice(1)}`
+        : `Start it with: ${START_POSTGRES}`;
     throw new StoreUnreachable(
-      `PostgreSQL is not reachable at ${url} (${(error as Error).message}).\n  Start it with: ${START_POSTGRES}`,
+      `PostgreSQL is not reachable at ${url} (${(error as Error).message}).\n  ${remedy}`,
     );
   }
   const schema = `tf_demo_${randomBytes(4).toString('hex')}`;

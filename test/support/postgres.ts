@@ -18,9 +18,13 @@ export async function requirePostgres(): Promise<void> {
     await client.connect();
     await client.query('SELECT 1');
   } catch (error) {
+    // 3D000: the server answers but the database does not exist; starting the server won't help.
+    const remedy =
+      (error as { code?: unknown }).code === '3D000'
+        ? `Create the database with: createdb -h 127.0.0.1 -U postgres ${new URL(databaseUrl).pathname.slice(1)}`
+        : `Start it with: ${postgresStartCommand}`;
     throw new Error(
-      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
-        `Start it with: ${postgresStartCommand}  (or set DATABASE_URL)`,
+      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ${remedy}  (or set DATABASE_URL)`,
       { cause: error },
     );
   } finally {
