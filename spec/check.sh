@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Model-check spec/toolfence.pml with spin (see spec/README.md).
+#
+# Runs the good model (both takeover modes; safety and liveness), which must report no error,
+# each known-bad variant, which must produce a counterexample, and the known findings, which
+# must reproduce until the code is fixed. Prints one line per check and a summary; exits 0 only
+# when every check came out as expected, 1 otherwise, 3 when spin (or gcc) is missing and cannot
+# be installed.
+#
+#   bash spec/check.sh              all checks, 2 at a time (JOBS=1 for one at a time)
+#   TRAILS=1 bash spec/check.sh     also print the event trail of every counterexample
+#   ONLY=name bash spec/check.sh    one check by name
+#
+# Everything is built in a temporary directory; nothing is written to the tree.
+set -uo pipefail
+
+SPEC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+MODEL="$SPEC_DIR/toolfence.pml"
+# Bounds of the model: 3 workers, maxAttempts 2, 2 claims per worker, 1 crash, 1 operator action.
+BOUNDS="-DN=3 -DMAXATT=2 -DMAXCLAIMS=2 -DMAXCRASH=1 -DMAXRESOLVE=1"
+
+# name | expect (pass: no error / fail: a counterexample) | kind (safety / liveness) | flags
+# Longest first, so that two workers finish together.
+CHECKS='
+idempotent-liveness|pass|liveness|-DMODE=0 -DLIVENESS
+fix-notfound-idempotent|pass|safety|-DMODE=0 -DTOLD_PER_LIFE -DFIX_NOTFOUND
+idempotent-safety|pass|safety|-DMODE=0
+effectful-liveness|pass|liveness|-DMODE=1 -DLIVENESS
+effectful-safety|pass|safety|-DMODE=1
+effectful-told-per-life-no-operator|pass|safety|-DMODE=1 -DTOLD_PER_LIFE -DNO_RESOLVE
+bad-complete-unfenced|fail|safety|-DMODE=0 -DBAD_COMPLETE_UNFENCED
+bad-complete-unfenced-effectful|fail|safety|-DMODE=1 -DBAD_COMPLETE_UNFENCED
+bad-claim-read-then-write|fail|safety|-DMODE=1 -DBAD_CLAIM_READ_THEN_WRITE
+bad-claim-read-then-write-idempotent|fail|safety|-DMODE=0 -DBAD_CLAIM_READ_THEN_WRITE
+bad-fence-only|fail|safety|-DMODE=1 -DBAD_FENCE_ONLY
+bad-fence-only-idempotent|fail|safety|-DMODE=0 -DBAD_FENCE_ONLY
+bad-effectful-takeover|fail|safety|-DMODE=1 -DBAD_EFFECTFUL_TAKEOVER
+bad-lease-never-expires|fail|liveness|-DMODE=1 -DLIVENESS -DBAD_LEASE_NEVER_EXPIRES
+finding-memstore-renew|fail|safety|-DMODE=1 -DMEMSTORE_RENEW
+finding-memstore-renew-idempotent|fail|safety|-DMODE=0 -DMEMSTORE_RENEW
+finding-told-per-life|fail|safety|-DMODE=0 -DTOLD_PER_LIFE
+'
+
+# ---- one check: bash check.sh --one "<line>" <workdir> ----
+run_one() {
+  local line="$1" work="$2"
+  local name expect kind flags
+  IFS='|' read -r name expect kind flags <<<"$line"
+  local dir="$work/$name"
+  mkdir -p "$dir" && cp "$MODEL" "$dir/toolfence.pml" && cd "$dir" || return 1
+  local result="$dir/result" out="$dir/pan.out"
+  # shellcheck disable=SC2086
+  if ! spin -a $BOUNDS $flags toolfence.pml >spin.out 2>&1; then
+    echo "FAILED|$name|spin -a failed: $(tail -3 spin.out | tr '\n' ' ')" >"$result"
+    return 0
+  fi
+  local cflags="-O2 -DCOLLAPSE" pflags="-m200000"
+  if [ "$kind" = safety ]; then
+    cflags="$cflags -DSAFETY"
+  else
+    pflags="$pflags -a -f"
+  fi
+  # shellcheck disable=SC2086
+  if ! gcc $cflags -w -o pan pan.c >gcc.out 2>&1; then
+    echo "FAILED|$name|gcc failed: $(tail -3 gcc.out | tr '\n' ' ')" >"$result"
+    return 0
+  fi
+  local start end
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  ./pan $pflags >"$out" 2>&1
+  end=$(date +%s.%N)
+  local errors states depth elapsed what
+  errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -1)
+  states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | head -1)
+  depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | head -1)
+  elapsed=$(sed -n 's/^pan: elapsed time \([0-9.e+]*\) seconds.*/\1/p' "$out" | head -1)
+  [ -n "$elapsed" ] || elapsed=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+  what=$(grep -m1 -E '^pan:1: ' "$out" | sed 's/^pan:1: //')
+  local stats="errors: ${errors:-?}, states stored: ${states:-?}, depth: ${depth:-?}, time: ${elapsed}s"
+  local verdict
+  if grep -q 'max search depth too small' "$out"; then
+    verdict="FAILED|$name|search depth limit reached ($stats)"
+  elif [ -z "$errors" ]; then
+    verdict="FAILED|$name|pan did not report (see below)"
+  elif [ "$expect" = pass ]; then
+    if [ "$errors" = 0 ]; then verdict="ok|$name|no error as expected ($stats)"
+    else verdict="FAILED|$name|expected no error, got: $what ($stats)"; fi
+  else
+    if [ "$errors" -ge 1 ] && echo "$what" | grep -qE 'assertion violated|acceptance cycle'; then
+      verdict="ok|$name|caught as expected: $what ($stats)"
+    else
+      verdict="FAILED|$name|expected a counterexample, got: ${what:-none} ($stats)"
+    fi
+  fi
+  echo "$verdict" >"$result"
+  # The trail of a counterexample, as the model's MSC events, for the report.
+  if [ "${errors:-0}" != 0 ] && [ -f toolfence.pml.trail ]; then
+    # shellcheck disable=SC2086
+    spin -t $BOUNDS $flags toolfence.pml 2>&1 |
+      grep -E 'MSC:|assertion violated|acceptance|<<<<<START OF CYCLE>>>>>' |
+      sed -E 's/^ *//' >trail.txt || true
+  fi
+  return 0
+}
+
+if [ "${1:-}" = --one ]; then
+  run_one "$2" "$3"
+  exit 0
+fi
+
+# ---- tools ----
+if ! command -v spin >/dev/null 2>&1; then
+  echo "spin is not installed; installing it with apt-get"
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y spin >/dev/null 2>&1 ||
+      { apt-get update >/dev/null 2>&1 && apt-get install -y spin >/dev/null 2>&1; }
+  fi
+fi
+if ! command -v spin >/dev/null 2>&1; then
+  echo "MODEL CHECK NOT RUN: spin is missing and could not be installed. Run: apt-get install -y spin"
+  exit 3
+fi
+if ! command -v gcc >/dev/null 2>&1; then
+  echo "MODEL CHECK NOT RUN: gcc is missing. Run: apt-get install -y gcc"
+  exit 3
+fi
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/toolfence-spec.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
+
+lines=$(printf '%s\n' "$CHECKS" | sed '/^$/d')
+if [ -n "${ONLY:-}" ]; then
+  lines=$(printf '%s\n' "$lines" | grep -E "^${ONLY}\|" || true)
+  [ -n "$lines" ] || { echo "no check named $ONLY"; exit 1; }
+fi
+
+echo "spin model check of spec/toolfence.pml ($(spin -V 2>&1 | head -1)); bounds: $BOUNDS"
+started=$(date +%s)
+printf '%s\n' "$lines" | xargs -d '\n' -P "${JOBS:-2}" -I{} bash "$SPEC_DIR/check.sh" --one {} "$WORK"
+
+passed=0
+failed=0
+while IFS= read -r line; do
+  name=${line%%|*}
+  if [ -f "$WORK/$name/result" ]; then
+    IFS='|' read -r status _ message <"$WORK/$name/result"
+  else
+    status=FAILED
+    message="no result (the check did not run)"
+  fi
+  printf '%-6s %-38s %s\n' "$status" "$name" "$message"
+  if [ "$status" = ok ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+  if [ "$status" != ok ] && [ -f "$WORK/$name/pan.out" ]; then
+    sed 's/^/         | /' "$WORK/$name/pan.out" | tail -25
+  fi
+  if [ "${TRAILS:-0}" = 1 ] && [ -s "$WORK/$name/trail.txt" ]; then
+    sed 's/^/         > /' "$WORK/$name/trail.txt"
+  fi
+done <<<"$lines"
+
+echo "model check: $passed of $((passed + failed)) checks as expected in $(($(date +%s) - started))s"
+if [ "$failed" -ne 0 ]; then
+  echo "MODEL CHECK FAILED"
+  exit 1
+fi
+echo "MODEL CHECK OK"
+exit 0
