@@ -513,3 +513,33 @@ describe('fenceTool in a LangGraph ToolNode: what an indeterminate outcome does'
     expect(messages[0]?.content).not.toContain('Please fix your mistakes');
   });
 });
+
+describe('fenceTool: a tool that answers with its own error message', () => {
+  it('replays it with status error for the current call id', async () => {
+    const { guard } = recordingGuard();
+    let runs = 0;
+    const charge = tool(
+      async (_input, config) => {
+        runs += 1;
+        return new ToolMessage({
+          status: 'error',
+          content: 'card declined',
+          tool_call_id: config.toolCall?.id ?? '',
+        });
+      },
+      { name: 'charge_card', description: 'Charge a card.', schema: z.object({ orderId: z.string() }) },
+    );
+    const fenced = fenceTool(charge, { guard, policy: effectful });
+    const call = (id: string) => ({
+      type: 'tool_call' as const,
+      id,
+      name: 'charge_card',
+      args: { orderId: 'A-1' },
+    });
+    const first = (await fenced.invoke(call('c1'), thread('t'))) as ToolMessage;
+    const second = (await fenced.invoke(call('c2'), thread('t'))) as ToolMessage;
+    expect(runs).toBe(1);
+    expect([first.status, first.content, first.tool_call_id]).toEqual(['error', 'card declined', 'c1']);
+    expect([second.status, second.content, second.tool_call_id]).toEqual(['error', 'card declined', 'c2']);
+  });
+});

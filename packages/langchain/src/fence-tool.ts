@@ -234,13 +234,20 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
   private recordOf(output: unknown): unknown {
     const withArtifact = this.responseFormat === 'content_and_artifact';
     if (ToolMessage.isInstance(output)) {
-      return withArtifact ? [output.content, output.artifact ?? null] : output.content;
+      const recorded = withArtifact ? [output.content, output.artifact ?? null] : output.content;
+      // A tool that answers with its own error message (status 'error') replays as one.
+      return output.status === 'error' ? { [ERROR_STATUS_TAG]: true, recorded } : recorded;
     }
     return withArtifact ? [output, null] : output;
   }
 
   /** Rebuild the wrapped tool's answer from a recorded outcome, for the current call. */
-  private replay(recorded: unknown, callId: string | undefined): unknown {
+  private replay(outcome: unknown, callId: string | undefined): unknown {
+    const isError =
+      typeof outcome === 'object' &&
+      outcome !== null &&
+      (outcome as Record<string, unknown>)[ERROR_STATUS_TAG] === true;
+    const recorded = isError ? (outcome as { recorded: unknown }).recorded : outcome;
     let content: unknown = recorded;
     let artifact: unknown;
     if (this.responseFormat === 'content_and_artifact' && Array.isArray(recorded) && recorded.length === 2) {
@@ -249,7 +256,7 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
     if (callId === undefined) return content;
     const metadata = (this.wrappedTool as unknown as InnerTool).metadata;
     return new ToolMessage({
-      status: 'success',
+      status: isError ? 'error' : 'success',
       content: messageContent(content),
       artifact: artifact ?? undefined,
       tool_call_id: callId,
@@ -304,6 +311,9 @@ function withInterruptsAsNoEffect(policy: IdempotencyPolicy): IdempotencyPolicy 
     isNoEffectError: (error: unknown) => isGraphBubbleUp(error) || isNoEffectError?.(error) === true,
   };
 }
+
+/** Marks a recorded outcome that came from a ToolMessage with status 'error'. */
+const ERROR_STATUS_TAG = 'toolfence:toolMessageStatusError';
 
 function isToolCall(value: unknown): value is ToolCall {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'tool_call';
