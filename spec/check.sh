@@ -94,8 +94,11 @@ run_one() {
     fi
   fi
   echo "$verdict" >"$result"
-  # The trail of a counterexample, as the model's MSC events, for the report.
+  # The trail of a counterexample, as the model's MSC events, for the report: searched again
+  # with -i (iteratively shorter) so that it is short.
   if [ "${errors:-0}" != 0 ] && [ -f toolfence.pml.trail ]; then
+    # shellcheck disable=SC2086
+    timeout 120 ./pan $pflags -i >pan-shortest.out 2>&1 || true
     # shellcheck disable=SC2086
     spin -t $BOUNDS $flags toolfence.pml 2>&1 |
       grep -E 'MSC:|assertion violated|acceptance|<<<<<START OF CYCLE>>>>>' |

@@ -146,12 +146,13 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
  * here, in the life the attempt belongs to; when inside the body the effect happens does not
  * change the count. Fences strictly increase within a life; executions per life are bounded. */
 inline acquired(o, f) {
+  printf("MSC: owner %d acquires fence %d (highest fence so far in this life: %d) and runs the body\n", o, f, g_fence);
   assert(f > g_fence);
   g_fence = f;
   g_owner = o;
   execs++;
   wexecs++;
-  printf("MSC: owner %d acquired fence %d and runs the body (execution %d of this life, %d of this retention window)\n", o, f, execs, wexecs);
+  printf("MSC: (execution %d of this life, %d of this retention window)\n", execs, wexecs);
 #if MODE == AT_MOST_ONCE
   assert(execs <= 1);
   assert(wexecs <= 1);
@@ -358,7 +359,8 @@ at_claim:
       :: seq >= MAXCLAIMS -> done[me] = true; goto finished
       :: else -> skip
       fi;
-      s_state = rstate; s_fence = rfence; s_att = rattempt; s_live = lease_live
+      s_state = rstate; s_fence = rfence; s_att = rattempt; s_live = lease_live;
+      printf("MSC: worker %d reads the record: state %d fence %d lease live %d\n", me, s_state, s_fence, s_live)
     }
     atomic {
       seq++; o = me * MAXCLAIMS + seq;
@@ -485,7 +487,9 @@ end_env:
   :: atomic { rstate == INPROG && !lease_live ->                      /* past retention (live(), memory-store.ts:302-310) */
        if
        :: gap -> delete_record(); end_window()    /* a full retention window after the lease ran out */
-       :: !gap -> delete_record()                 /* sooner: the window was cut short */
+       :: !gap ->                                 /* sooner: the window was cut short */
+            printf("MSC: the record expires less than a retention window after its lease\n");
+            delete_record()
        fi }
   :: atomic { rstate == INPROG && lease_live && !gap ->                 /* lease and retention deadlines coincide */
        printf("MSC: the lease of owner %d runs out and the record expires with it\n", rowner);
