@@ -723,11 +723,13 @@ export class Guard {
       return { value, encoded, ...attemptInfo };
     }
     this.emit('tool.stale_result', state, attemptInfo, { durationMs });
-    if (result.status === 'not_found' && !leaseWasLost) {
-      // The record vanished (an operator released it, or retention ran out mid-call); nobody
-      // else ran it under our claim, so our value is the answer.
+    if (result.status === 'not_found' && !leaseWasLost && state.policy.kind === Idempotency.EFFECTFUL) {
+      // The record vanished (an operator released it, or retention ran out mid-call). Claiming
+      // again could run the effect twice, so our own value is this caller's answer.
       return { value, encoded: undefined, ...attemptInfo };
     }
+    // IDEMPOTENT: a new life of the key may already hold another outcome (the spin model found
+    // a caller told its own value while the store held a different one): ask the store again.
     return SUPERSEDED;
   }
 

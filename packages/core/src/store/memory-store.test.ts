@@ -58,4 +58,26 @@ describe('MemoryStore', () => {
     // Each write examines a few records: 300 writes sweep the 1000 expired ones.
     expect(store.size).toBe(300);
   });
+
+  it('a renewed claim outlives its lease by a full retention window (never expires with its lease)', async () => {
+    let nowMs = 0;
+    const store = new MemoryStore({ clock: { now: () => nowMs } });
+    const ref = { tenant: 't', key: 'long' };
+    await store.claim(ref, { ...options, leaseMs: 1000, retentionMs: 2000, mode: 'at-most-once' });
+    nowMs = 2500; // the holder works on, renewing
+    expect(await store.renew(ref, { fence: 1, owner: 'o' }, 1000)).toEqual({
+      status: 'renewed',
+      leaseExpiresAtMs: 3500,
+    });
+    nowMs = 3600; // the holder died just after; its lease has run out
+    // The record is still there, so a claimer sees a lost holder (indeterminate), not a free key.
+    const claim = await store.claim(ref, {
+      ...options,
+      owner: 'p',
+      leaseMs: 1000,
+      retentionMs: 2000,
+      mode: 'at-most-once',
+    });
+    expect(claim.status).toBe('indeterminate');
+  });
 });

@@ -31,7 +31,10 @@ interface Waiter {
   readonly wake: (result: WaitResult) => void;
 }
 
-type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
+type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
+  /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
+  retentionMs: number;
+};
 
 /** How many records each write examines for expiry (incremental sweep, as Redis does). */
 const SWEEP_PER_WRITE = 4;
@@ -80,6 +83,7 @@ export class MemoryStore implements IdempotencyStore {
         owner: options.owner,
         leaseExpiresAtMs: now + options.leaseMs,
         expiresAtMs: now + options.leaseMs + options.retentionMs,
+        retentionMs: options.retentionMs,
       };
       this.records.set(id, created);
       return {
@@ -141,6 +145,7 @@ export class MemoryStore implements IdempotencyStore {
     record.owner = options.owner;
     record.leaseExpiresAtMs = now + options.leaseMs;
     record.expiresAtMs = now + options.leaseMs + options.retentionMs;
+    record.retentionMs = options.retentionMs;
     return {
       status: 'acquired',
       fence: record.fence,
@@ -158,7 +163,9 @@ export class MemoryStore implements IdempotencyStore {
     if (!isHolder(record, holder)) return { status: 'lost', reason: 'stale' };
     if (record.state !== 'in_progress') return { status: 'lost', reason: 'settled' };
     record.leaseExpiresAtMs = now + leaseMs;
-    record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs);
+    // As Redis and PostgreSQL: a live claim outlives its lease by a full retention window, so a
+    // long-running holder's record can never expire with its lease (found by the spin model).
+    record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs);
     return { status: 'renewed', leaseExpiresAtMs: record.leaseExpiresAtMs };
   }
 
@@ -367,5 +374,6 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
 }
 
 function snapshot(record: MutableRecord): IdempotencyRecord {
-  return { ...record };
+  const { retentionMs: _retentionMs, ...visible } = record;
+  return visible;
 }
