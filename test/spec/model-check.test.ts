@@ -13,11 +13,16 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const GOOD = [
   'effectful-safety',
   'idempotent-safety',
-  'effectful-liveness',
-  'idempotent-liveness',
   'effectful-told-per-life-no-operator',
   'fix-notfound-idempotent',
 ];
+
+/**
+ * The checks `npm test` runs: every safety check of the good model and every known-bad variant
+ * and finding (about 2–3 minutes on 2 cores). The liveness checks of the good model take far
+ * longer (minutes each); `npm run spec` runs everything.
+ */
+const SUBSET = `(${[...GOOD, 'bad-[a-z-]*', 'finding-[a-z-]*'].join('|')})`;
 
 /** Variants with a known-bad rule, and known findings: each must produce a counterexample. */
 const CAUGHT = [
@@ -36,7 +41,11 @@ const CAUGHT = [
 
 function runCheck(): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('bash', ['spec/check.sh'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['spec/check.sh'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ONLY: SUBSET },
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
@@ -68,6 +77,6 @@ describe('model check of the protocol (spec/check.sh)', () => {
         expect(output, output).toMatch(new RegExp(`^ok +${name} +caught as expected: `, 'm'));
       }
     },
-    30 * 60_000,
+    15 * 60_000,
   );
 });
