@@ -4,7 +4,8 @@
  * One idempotency key, N workers calling it, a store whose operations are single atomic steps
  * exactly as MemoryStore implements them (packages/core/src/store/memory-store.ts), and workers
  * that follow Guard.run / Guard.execute / Guard.record (packages/core/src/guard/guard.ts) with a
- * LeaseKeeper (lease-keeper.ts). spec/README.md maps every step to the code line.
+ * LeaseKeeper (lease-keeper.ts). spec/README.md maps every step to the code line (the model
+ * names functions, not line numbers, so that it does not go stale when lines move).
  *
  * The environment (proctype env) may at any time: let the current lease run out, expire a record
  * past its retention (a settled one, or an in-progress one whose lease ran out: lease+retention),
@@ -16,7 +17,8 @@
  *   MODE=1           at-most-once (EFFECTFUL)      MODE=0  at-least-once (IDEMPOTENT)
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
  *   TOLD_PER_LIFE    stricter "what callers are told" check (a known finding, see README)
- *   MEMSTORE_RENEW   MemoryStore.renew as it is (memory-store.ts:148): a known finding, see README
+ *   GUARD_OWN_COMPLETION  isOwnCompletion as the guard has it: a finding, see README
+ *   MEMSTORE_RENEW   MemoryStore.renew as it is (expiresAtMs = max(expiresAtMs, lease)): a finding, see README
  *   FIX_NOTFOUND     the proposed fix for it: an IDEMPOTENT attempt whose complete finds no
  *                    record claims again instead of answering with its own value
  *   Known-bad rules, each must produce a counterexample:
@@ -42,8 +44,15 @@
 #ifndef MAXCLAIMS
 #define MAXCLAIMS 3       /* claims one worker may send (bounds the owner ids it uses) */
 #endif
+#ifndef LASTCLAIMS
+#define LASTCLAIMS MAXCLAIMS   /* claims the last worker may send (a single-shot caller when 1) */
+#endif
+#define CLAIMS_OF(w) ((w) == N - 1 -> LASTCLAIMS : MAXCLAIMS)
 #ifndef MAXCRASH
 #define MAXCRASH 1        /* workers the environment may crash */
+#endif
+#ifndef MAXLOST
+#define MAXLOST 1         /* replies of applied store operations that are lost */
 #endif
 #ifndef MAXRESOLVE
 #define MAXRESOLVE 1      /* operator resolutions */
@@ -89,8 +98,12 @@ byte hold[N];      /* owner id a worker currently acts as the holder of (0: none
 #endif
 byte late_o[N];    /* a superseded/timed-out body still running, that may return late */
 byte late_f[N];
+byte late_k[N];    /* LATE_RECORD: recordLate; LATE_KEEP: settleAfterTimeout */
+#define LATE_RECORD 1
+#define LATE_KEEP   2
 byte crashes;
 byte resolves;
+byte lost_replies;
 
 /* ---- ghost state: what happened in the current life of the key ----
  * A life of the key ends when its record is deleted (released, resolved as released, or past
@@ -110,7 +123,7 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
 #ifdef BAD_FENCE_ONLY
 #define IS_HOLDER(o, f) (rfence == (f))
 #else
-#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* memory-store.ts:337-339 */
+#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-store.ts */
 #endif
 
 /* per-worker ghost of TOLD_PER_LIFE, unrolled for up to 4 workers */
@@ -141,8 +154,8 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
 
 /* ---- ghost checks ---- */
 
-/* A claim acquired the key as (o, f) and the guard enters the body (guard.ts:186-193,
- * 338-339: the body starts in the same turn as the claim's answer). The execution is counted
+/* A claim acquired the key as (o, f) and the guard enters the body (Guard.claimLoop ->
+ * Guard.execute: the body starts right after the claim's answer). The execution is counted
  * here, in the life the attempt belongs to; when inside the body the effect happens does not
  * change the count. Fences strictly increase within a life; executions per life are bounded. */
 inline acquired(o, f) {
@@ -217,25 +230,28 @@ inline end_window() {
 
 /* ---- store operations: each is one atomic step, as MemoryStore ---- */
 
-/* MemoryStore.claim (memory-store.ts:65-138), deciding on a snapshot (s_*) of the record.
- * The good model takes the snapshot in the same atomic step; BAD_CLAIM_READ_THEN_WRITE does not. */
-inline claim_decide(o, f, res, s_state, s_fence, s_att, s_live) {
+/* MemoryStore.claim, deciding on a snapshot (s_*) of the record. The good model takes the
+ * snapshot in the same atomic step; BAD_CLAIM_READ_THEN_WRITE does not. */
+inline claim_decide(o, f, res, s_state, s_fence, s_att, s_live, s_owner) {
   if
-  :: s_state == NONE ->                                   /* :71-92 create, fence 1 */
+  :: s_state == NONE ->                                   /* no live record: create, fence 1 */
        rstate = INPROG; rfence = 1; rattempt = 1; rowner = o; routcome = 0; lease_live = true; gap = true;
        f = 1; res = R_ACQUIRED;
        acquired(o, 1)
-  :: s_state == COMPLETED -> res = R_COMPLETED            /* :100-101 */
-  :: s_state == INDET -> res = R_INDET                    /* :102-103 */
-  :: s_state == ABANDONED -> res = R_ABANDONED            /* :104-105 */
-  :: s_state == INPROG && s_live -> res = R_BUSY          /* :109-111 */
+  :: s_state == INPROG && s_owner == o ->                 /* the same claim resent: acquired again, */
+       lease_live = true; gap = true;                     /* same fence, lease restarted */
+       f = s_fence; res = R_ACQUIRED
+  :: s_state == COMPLETED -> res = R_COMPLETED
+  :: s_state == INDET -> res = R_INDET
+  :: s_state == ABANDONED -> res = R_ABANDONED
+  :: s_state == INPROG && s_owner != o && s_live -> res = R_BUSY
 #if MODE == AT_MOST_ONCE && !defined(BAD_EFFECTFUL_TAKEOVER)
-  :: s_state == INPROG && !s_live ->                      /* :112-118 */
+  :: s_state == INPROG && s_owner != o && !s_live ->      /* at-most-once: indeterminate */
        rstate = INDET; gap = false; res = R_INDET
 #else
-  :: s_state == INPROG && !s_live && s_att >= MAXATT ->   /* :119-125 */
+  :: s_state == INPROG && s_owner != o && !s_live && s_att >= MAXATT ->   /* abandoned */
        rstate = ABANDONED; gap = false; res = R_ABANDONED
-  :: s_state == INPROG && !s_live && s_att < MAXATT ->    /* :126-137 takeover */
+  :: s_state == INPROG && s_owner != o && !s_live && s_att < MAXATT ->    /* takeover */
        rfence = s_fence + 1; rattempt = s_att + 1; rowner = o; lease_live = true; gap = true;
        f = rfence; res = R_ACQUIRED;
        acquired(o, f)
@@ -244,7 +260,7 @@ inline claim_decide(o, f, res, s_state, s_fence, s_att, s_live) {
   printf("MSC: owner %d claim -> %e\n", o, res)
 }
 
-/* MemoryStore.renew (memory-store.ts:140-150) */
+/* MemoryStore.renew */
 inline st_renew(o, f, res) {
   if
   :: rstate == NONE -> res = X_NOTFOUND                              /* :144 */
@@ -254,7 +270,7 @@ inline st_renew(o, f, res) {
        holder_write(o);
        lease_live = true; res = X_OK;
 #ifdef MEMSTORE_RENEW
-       /* memory-store.ts:148 expiresAtMs = max(expiresAtMs, leaseExpiresAtMs): once the attempt
+       /* MemoryStore.renew: expiresAtMs = max(expiresAtMs, leaseExpiresAtMs): once the attempt
         * has run longer than (retention - lease), the record expires WITH its lease */
        if
        :: skip
@@ -268,7 +284,7 @@ inline st_renew(o, f, res) {
   printf("MSC: owner %d (fence %d) renew -> %e\n", o, f, res)
 }
 
-/* MemoryStore.complete (memory-store.ts:152-173) */
+/* MemoryStore.complete */
 #ifdef BAD_COMPLETE_UNFENCED
 #define COMPLETE_ALLOWED(o, f) (rstate != COMPLETED)
 #else
@@ -285,7 +301,7 @@ inline st_complete(o, f, res) {
   printf("MSC: owner %d (fence %d) complete -> %e\n", o, f, res)
 }
 
-/* MemoryStore.release (memory-store.ts:175-187) */
+/* MemoryStore.release */
 inline st_release(o, f, res) {
   if
   :: rstate == NONE -> res = X_NOTFOUND                                          /* :180 */
@@ -297,7 +313,7 @@ inline st_release(o, f, res) {
   printf("MSC: owner %d (fence %d) release -> %e\n", o, f, res)
 }
 
-/* MemoryStore.markIndeterminate (memory-store.ts:189-208) */
+/* MemoryStore.markIndeterminate */
 inline st_mark(o, f, res) {
   if
   :: rstate == NONE -> res = X_NOTFOUND                                          /* :199 */
@@ -309,7 +325,7 @@ inline st_mark(o, f, res) {
   printf("MSC: owner %d (fence %d) mark -> %e\n", o, f, res)
 }
 
-/* ---- a worker: a caller of the guarded tool, Guard.run (guard.ts:145-212) ----
+/* ---- a worker: a caller of the guarded tool, Guard.run / Guard.claimLoop ----
  * Steps that only change a worker's own variables are folded into the atomic step of the store
  * operation that follows them (nobody else can observe them in between), so each atomic block
  * below is: local decisions + ONE store operation + what the worker does with its answer. */
@@ -322,7 +338,7 @@ inline st_mark(o, f, res) {
     :: done[me] = true; goto finished \
     fi
 
-/* SUPERSEDED (guard.ts:194-195): claim again */
+/* SUPERSEDED: claim again (Guard.claimLoop) */
 #define CLAIM_AGAIN \
     TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; \
     goto at_claim
@@ -332,21 +348,64 @@ inline st_mark(o, f, res) {
     TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; done[me] = true; \
     goto finished
 
-/* recordLate (guard.ts:462-488): the body may still return later, and its value be offered */
+/* recordLate: the body may still return later, and its value be offered to complete */
 #define MAY_RETURN_LATE \
     if \
-    :: late_o[me] == 0 -> late_o[me] = o; late_f[me] = f \
+    :: late_o[me] == 0 -> late_o[me] = o; late_f[me] = f; late_k[me] = LATE_RECORD \
     :: true -> skip \
     fi
 
+/* isOwnCompletion: a stale answer whose record is this holder's own completion (a retried
+ * complete whose first try was applied). As the guard has it (GUARD_OWN_COMPLETION), fence and
+ * owner only, which an operator's resolution of the holder's record also matches; the model's
+ * default is the proposed fix: the recorded outcome must be the one this holder sent. */
+#ifdef GUARD_OWN_COMPLETION
+#define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o)
+#else
+#define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o && routcome == o)
+#endif
+#ifdef FIX_NOTFOUND
+#define NOTFOUND_ANSWERS (!lost && MODE == AT_MOST_ONCE)    /* the proposed fix */
+#else
+#define NOTFOUND_ANSWERS (!lost)
+#endif
+/* The answer of complete (Guard.record) */
+#define COMPLETE_ANSWER \
+      if \
+      :: res == X_OK || (res == X_STALE && OWN_COMPLETION) ->   /* recorded */ \
+           tell_own(o, me); RETURN_VALUE \
+      :: res == X_NOTFOUND && NOTFOUND_ANSWERS ->   /* the record vanished: own value */ \
+           tell_own(o, me); RETURN_VALUE \
+      :: else -> CLAIM_AGAIN                        /* SUPERSEDED */ \
+      fi
+
+/* The answer of a claim (Guard.claimLoop). */
+#define CLAIM_ANSWER \
+      if \
+      :: res == R_ACQUIRED ->              /* run the body (Guard.execute) */ \
+           res = 0; lost = false; SET_HOLD(me, o); TOLD_ENTER(me); \
+           goto holding \
+      :: res == R_BUSY ->                  /* waitForSettle, then claim again, */ \
+           CALL_AGAIN_OR_STOP              /* or OutcomePendingError past waitTimeoutMs */ \
+      :: res == R_COMPLETED ->             /* deduplicated (Guard.settled) */ \
+           tell(routcome); \
+           RETURN_VALUE \
+      :: res == R_INDET || res == R_ABANDONED ->   /* the caller gets an error (Guard.settled) */ \
+           CALL_AGAIN_OR_STOP \
+      fi
+
+/* The reply of a store operation that took effect is lost (at most MAXLOST times in a run). */
+#define REPLY_LOST (lost_replies < MAXLOST)
+#define LOSE_REPLY lost_replies++; printf("MSC: the reply to owner %d is lost\n", o)
+
 proctype worker(byte me) {
   byte seq;        /* claims sent so far */
-  byte o;          /* owner id of the current claim (guard.ts:172) */
+  byte o;          /* owner id of the current claim (unique per claim, as in Guard.claimLoop) */
   byte f;          /* fence acquired */
   mtype res;
-  bool lost;       /* leaseLost !== undefined (guard.ts:292) */
+  bool lost;       /* leaseLost !== undefined (Guard.execute) */
 #ifdef BAD_CLAIM_READ_THEN_WRITE
-  byte s_state, s_fence, s_att;
+  byte s_state, s_fence, s_att, s_owner;
   bool s_live;
 #endif
 
@@ -356,46 +415,46 @@ at_claim:
 #ifdef BAD_CLAIM_READ_THEN_WRITE
     atomic {
       if
-      :: seq >= MAXCLAIMS -> done[me] = true; goto finished
+      :: seq >= CLAIMS_OF(me) -> done[me] = true; goto finished
       :: else -> skip
       fi;
-      s_state = rstate; s_fence = rfence; s_att = rattempt; s_live = lease_live;
+      s_state = rstate; s_fence = rfence; s_att = rattempt; s_live = lease_live; s_owner = rowner;
       printf("MSC: worker %d reads the record: state %d fence %d lease live %d\n", me, s_state, s_fence, s_live)
     }
     atomic {
       seq++; o = me * MAXCLAIMS + seq;
-      claim_decide(o, f, res, s_state, s_fence, s_att, s_live);
-      s_state = 0; s_fence = 0; s_att = 0; s_live = false;
+      claim_decide(o, f, res, s_state, s_fence, s_att, s_live, s_owner);
+      s_state = 0; s_fence = 0; s_att = 0; s_live = false; s_owner = 0;
 #else
     atomic {
       if                                   /* bound of the model: a worker sends MAXCLAIMS claims */
-      :: seq >= MAXCLAIMS -> done[me] = true; goto finished
+      :: seq >= CLAIMS_OF(me) -> done[me] = true; goto finished
       :: else -> skip
       fi;
-      seq++; o = me * MAXCLAIMS + seq;     /* a fresh owner id per claim (guard.ts:172) */
-      claim_decide(o, f, res, rstate, rfence, rattempt, lease_live);
+      seq++; o = me * MAXCLAIMS + seq;     /* a fresh owner id per claim */
+      claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
 #endif
       if
-      :: res == R_ACQUIRED ->              /* guard.ts:186-196: run the body */
-           res = 0; lost = false; SET_HOLD(me, o); TOLD_ENTER(me);
-           goto holding
-      :: res == R_BUSY ->                  /* guard.ts:197-209: waitForSettle, then claim again, */
-           CALL_AGAIN_OR_STOP              /* or OutcomePendingError past waitTimeoutMs */
-      :: res == R_COMPLETED ->             /* guard.ts:256-258: deduplicated */
-           tell(routcome);
-           RETURN_VALUE
-      :: res == R_INDET || res == R_ABANDONED ->   /* guard.ts:261-275: the caller gets an error */
-           CALL_AGAIN_OR_STOP
-      fi
+      :: REPLY_LOST -> LOSE_REPLY; res = 0; f = 0; goto resend_claim
+      :: true -> skip
+      fi;
+      CLAIM_ANSWER
     }
 
-holding:                                   /* Guard.execute (guard.ts:280-401) */
+resend_claim:                              /* Guard.claimOnce: the same claim, once more */
+    atomic {
+      claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
+      CLAIM_ANSWER
+    }
+    /* (a second failure is StoreUnavailableError: not modelled, see README) */
+
+holding:                                   /* Guard.execute */
     do
-    :: atomic {                            /* LeaseKeeper.beat (lease-keeper.ts:59-76) */
+    :: atomic {                            /* LeaseKeeper.beat */
          !lost ->
          st_renew(o, f, res);
          if
-         :: res != X_OK -> lost = true     /* onLost (guard.ts:313-319) */
+         :: res != X_OK -> lost = true     /* onLost: leaseLost is set, the body's signal aborted */
          :: else -> skip
          fi;
          res = 0
@@ -403,59 +462,59 @@ holding:                                   /* Guard.execute (guard.ts:280-401) *
     :: atomic {                            /* the body settles, or the call is interrupted */
          if
          :: skip
-         :: lost = true                    /* the watchdog fired (lease-keeper.ts:43-51) */
+         :: lost = true                    /* the watchdog fired (renewals failing, lease estimate past) */
          fi;
          if
-         :: true ->                        /* the body returned: Guard.record (guard.ts:404-446) */
+         :: true ->                        /* the body returned: Guard.record */
               st_complete(o, f, res);
               SET_HOLD(me, 0);
               if
-              :: res == X_OK ->            /* guard.ts:435-438 */
-                   tell_own(o, me); RETURN_VALUE
-#ifdef FIX_NOTFOUND
-              :: res == X_NOTFOUND && !lost && MODE == AT_MOST_ONCE ->   /* proposed fix */
-#else
-              :: res == X_NOTFOUND && !lost ->   /* guard.ts:440-444 */
-#endif
-                   tell_own(o, me); RETURN_VALUE
-              :: else -> CLAIM_AGAIN       /* guard.ts:445 */
-              fi
-         :: lost ->                        /* the body threw the LeaseLostError (guard.ts:387-390) */
+              :: REPLY_LOST -> LOSE_REPLY; res = 0; goto complete_retry
+              :: true -> skip
+              fi;
+              COMPLETE_ANSWER
+         :: lost ->                        /* the body threw the LeaseLostError: SUPERSEDED */
               SET_HOLD(me, 0);
               CLAIM_AGAIN
-         :: lost ->                        /* grace over, body still running (guard.ts:364-370) */
+         :: lost ->                        /* grace over, body still running: recordLate, SUPERSEDED */
               SET_HOLD(me, 0);
               MAY_RETURN_LATE;
               CLAIM_AGAIN
 #if MODE == AT_MOST_ONCE
-         :: true ->                        /* the body threw (guard.ts:400), or timed out (:372-375, :391-392) */
+         :: true ->                        /* the body threw, or timed out: markIndeterminate (+ recordLate) */
               st_mark(o, f, res);
               SET_HOLD(me, 0);
               MAY_RETURN_LATE;
               CALL_AGAIN_OR_STOP
-         :: true ->                        /* the body threw a no-effect error (guard.ts:394-398) */
+         :: true ->                        /* the body threw a no-effect error: release */
               st_release(o, f, res);
               SET_HOLD(me, 0);
               if
-              :: res != X_OK && lost -> CLAIM_AGAIN        /* guard.ts:397 */
-              :: else -> CALL_AGAIN_OR_STOP                /* guard.ts:398 */
+              :: res != X_OK && lost -> CLAIM_AGAIN        /* not released, lease lost: SUPERSEDED */
+              :: else -> CALL_AGAIN_OR_STOP                /* the error reaches the caller */
               fi
 #else
-         :: true ->                        /* the body threw (guard.ts:394-398) */
+         :: true ->                        /* the body threw: release */
               st_release(o, f, res);
               SET_HOLD(me, 0);
               if
-              :: res != X_OK && lost -> CLAIM_AGAIN        /* guard.ts:397 */
-              :: else -> CALL_AGAIN_OR_STOP                /* guard.ts:398 */
+              :: res != X_OK && lost -> CLAIM_AGAIN        /* not released, lease lost: SUPERSEDED */
+              :: else -> CALL_AGAIN_OR_STOP                /* the error reaches the caller */
               fi
-         :: true ->                        /* the body timed out (guard.ts:377-379) */
-              st_release(o, f, res);
-              SET_HOLD(me, 0);
+         :: late_o[me] == 0 ->             /* timed out: ToolTimeoutError to the caller; the claim */
+              SET_HOLD(me, 0);             /* is kept and renewed until the body settles */
+              late_o[me] = o; late_f[me] = f; late_k[me] = LATE_KEEP;   /* (settleAfterTimeout) */
               CALL_AGAIN_OR_STOP
 #endif
          fi
        }
     od;
+
+complete_retry:                            /* Guard.completeWithRetry: the same complete again */
+    atomic {
+      st_complete(o, f, res);
+      COMPLETE_ANSWER
+    }
 
 finished:
     skip
@@ -469,12 +528,20 @@ finished:
   :: atomic { crashes < MAXCRASH && !crashed[W] && !done[W] -> crashed[W] = true; crashes++; \
        printf("MSC: worker %d crashes\n", W) }
 
-/* the body of a superseded or timed-out attempt of worker W returns: recordLate (guard.ts:462-488) */
+/* the body of a superseded or timed-out attempt of worker W returns (recordLate,
+ * settleAfterTimeout), or fails (settleAfterTimeout releases); a crashed worker's background
+ * body is gone with it. The renewals settleAfterTimeout keeps up are not steps of their own: a
+ * renewal only keeps the lease live, which is the same as the environment not letting it run out
+ * (a renewal after the lease ran out and before anyone acted on it changes nothing observable). */
 #define LATE(W) \
   :: atomic { late_o[W] != 0 && !crashed[W] -> \
        printf("MSC: the late body of owner %d returns\n", late_o[W]); \
        st_complete(late_o[W], late_f[W], eres); \
-       late_o[W] = 0; late_f[W] = 0; eres = 0 }
+       late_o[W] = 0; late_f[W] = 0; late_k[W] = 0; eres = 0 } \
+  :: atomic { late_k[W] == LATE_KEEP && !crashed[W] -> \
+       printf("MSC: the late body of owner %d fails\n", late_o[W]); \
+       st_release(late_o[W], late_f[W], eres); \
+       late_o[W] = 0; late_f[W] = 0; late_k[W] = 0; eres = 0 }
 
 active proctype env() {
   mtype eres;
@@ -484,7 +551,7 @@ end_env:
   :: atomic { rstate == INPROG && lease_live -> lease_live = false;
               printf("MSC: the lease of owner %d runs out\n", rowner) }   /* the lease deadline passes */
 #endif
-  :: atomic { rstate == INPROG && !lease_live ->                      /* past retention (live(), memory-store.ts:302-310) */
+  :: atomic { rstate == INPROG && !lease_live ->                      /* past retention (MemoryStore.live) */
        if
        :: gap -> delete_record(); end_window()    /* a full retention window after the lease ran out */
        :: !gap ->                                 /* sooner: the window was cut short */
@@ -535,7 +602,8 @@ init {
 #ifdef LIVENESS
 /* The holder of an in-progress record is gone: crashed, or no longer acting for that claim. */
 #define STUCK (rstate == INPROG && rowner != 0 && \
-               (crashed[WORKER(rowner)] || hold[WORKER(rowner)] != rowner))
+               (crashed[WORKER(rowner)] || \
+                (hold[WORKER(rowner)] != rowner && late_o[WORKER(rowner)] != rowner)))
 /* Once its holder is gone, an in-progress record eventually settles, is taken over, or expires. */
 ltl settles { [] (STUCK -> <> !STUCK) }
 #endif

@@ -36,6 +36,8 @@ const CAUGHT = [
   'bad-lease-never-expires',
   'finding-memstore-renew',
   'finding-memstore-renew-idempotent',
+  'finding-own-completion',
+  'finding-own-completion-idempotent',
   'finding-told-per-life',
 ];
 
