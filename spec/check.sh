@@ -28,7 +28,7 @@ SAFE="-DMAXCRASH=0 -DMAXLOST=1"
 # Longest first, so that two workers finish together.
 CHECKS="
 idempotent-liveness|pass|liveness|-DMODE=0 -DLIVENESS -DMAXCRASH=1 -DLASTCLAIMS=1 -DMAXLOST=0 -DNO_RESOLVE
-fix-notfound-idempotent|pass|safety|-DMODE=0 $SAFE -DLASTCLAIMS=1 -DTOLD_PER_LIFE -DFIX_NOTFOUND
+fix-notfound-idempotent|pass|safety|-DMODE=0 $SAFE -DLASTCLAIMS=1 -DTOLD_PER_LIFE
 idempotent-safety|pass|safety|-DMODE=0 $SAFE -DLASTCLAIMS=1
 effectful-safety|pass|safety|-DMODE=1 $SAFE
 effectful-liveness|pass|liveness|-DMODE=1 -DLIVENESS -DMAXCRASH=1 -DLASTCLAIMS=1 -DMAXLOST=1
@@ -45,7 +45,7 @@ finding-memstore-renew|fail|safety|-DMODE=1 -DMEMSTORE_RENEW
 finding-memstore-renew-idempotent|fail|safety|-DMODE=0 -DMEMSTORE_RENEW
 finding-own-completion|fail|safety|-DMODE=1 -DGUARD_OWN_COMPLETION
 finding-own-completion-idempotent|fail|safety|-DMODE=0 -DGUARD_OWN_COMPLETION
-finding-told-per-life|fail|safety|-DMODE=0 -DTOLD_PER_LIFE
+finding-told-per-life|fail|safety|-DMODE=0 -DTOLD_PER_LIFE -DGUARD_NOTFOUND_ANY_KIND
 "
 
 # ---- one check: bash check.sh --one "<line>" <workdir> ----

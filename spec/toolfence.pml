@@ -16,11 +16,13 @@
  * Compile-time switches (spin -a -DNAME ...):
  *   MODE=1           at-most-once (EFFECTFUL)      MODE=0  at-least-once (IDEMPOTENT)
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
- *   TOLD_PER_LIFE    stricter "what callers are told" check (a known finding, see README)
- *   GUARD_OWN_COMPLETION  isOwnCompletion as the guard has it: a finding, see README
- *   MEMSTORE_RENEW   MemoryStore.renew as it is (expiresAtMs = max(expiresAtMs, lease)): a finding, see README
- *   FIX_NOTFOUND     the proposed fix for it: an IDEMPOTENT attempt whose complete finds no
- *                    record claims again instead of answering with its own value
+ *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
+ *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE   bounds (see README)
+ *   Rules the model found wrong, kept so that the check bites if they come back (README):
+ *   GUARD_NOTFOUND_ANY_KIND    Guard.record answers not_found with its own value for IDEMPOTENT too
+ *   MEMSTORE_RENEW             MemoryStore.renew: expiresAtMs = max(expiresAtMs, lease), no retention
+ *   GUARD_OWN_COMPLETION       isOwnCompletion on fence and owner only (OPEN: still the code's rule;
+ *                              the model's default is the proposed fix)
  *   Known-bad rules, each must produce a counterexample:
  *   BAD_COMPLETE_UNFENCED      complete without the fence/owner condition
  *   BAD_CLAIM_READ_THEN_WRITE  claim as two atomic steps: read, then write
@@ -270,14 +272,14 @@ inline st_renew(o, f, res) {
        holder_write(o);
        lease_live = true; res = X_OK;
 #ifdef MEMSTORE_RENEW
-       /* MemoryStore.renew: expiresAtMs = max(expiresAtMs, leaseExpiresAtMs): once the attempt
-        * has run longer than (retention - lease), the record expires WITH its lease */
+       /* the old MemoryStore.renew: expiresAtMs = max(expiresAtMs, leaseExpiresAtMs): once the
+        * attempt has run longer than (retention - lease), the record expires WITH its lease */
        if
        :: skip
        :: gap = false
        fi
 #else
-       /* as RedisStore / PostgresStore: expiresAtMs = max(expiresAtMs, lease + retention) */
+       /* MemoryStore.renew (as Redis, Postgres): expiresAtMs = max(expiresAtMs, lease + retention) */
        skip
 #endif
   fi;
@@ -364,10 +366,13 @@ inline st_mark(o, f, res) {
 #else
 #define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o && routcome == o)
 #endif
-#ifdef FIX_NOTFOUND
-#define NOTFOUND_ANSWERS (!lost && MODE == AT_MOST_ONCE)    /* the proposed fix */
-#else
+/* Guard.record on not_found: an EFFECTFUL attempt that did not lose its lease answers with its
+ * own value; an IDEMPOTENT one asks the store again. GUARD_NOTFOUND_ANY_KIND is the rule before
+ * the model found TOLD_PER_LIFE broken by it (any kind answered with its own value). */
+#ifdef GUARD_NOTFOUND_ANY_KIND
 #define NOTFOUND_ANSWERS (!lost)
+#else
+#define NOTFOUND_ANSWERS (!lost && MODE == AT_MOST_ONCE)
 #endif
 /* The answer of complete (Guard.record) */
 #define COMPLETE_ANSWER \
