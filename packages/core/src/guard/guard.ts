@@ -658,15 +658,11 @@ export class Guard {
     bodyPromise
       .then(
         async (value) => {
-          const result = await this.store.complete(
-            state.ref,
-            holder,
-            this.codec.encode(value),
-            state.policy.retentionMs,
-          );
+          const encoded = this.codec.encode(value);
+          const result = await this.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
           const recorded =
             result.status === 'completed' ||
-            (result.status === 'stale' && isOwnCompletion(result.record, holder));
+            (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded));
           this.emit(
             recorded ? 'tool.completed' : 'tool.stale_result',
             state,
@@ -716,7 +712,7 @@ export class Guard {
     }
     if (
       result.status === 'completed' ||
-      (result.status === 'stale' && isOwnCompletion(result.record, holder))
+      (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded))
     ) {
       // A retried complete whose first try was applied (its reply lost) finds its own outcome.
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
@@ -892,8 +888,18 @@ function asStoreError(operation: string, error: unknown): unknown {
   return new StoreUnavailableError(operation, describeError(error).message, { cause: error });
 }
 
-function isOwnCompletion(record: IdempotencyRecord, holder: Holder): boolean {
-  return record.state === 'completed' && record.fence === holder.fence && record.owner === holder.owner;
+/**
+ * A complete answered `stale` that this holder's own earlier try applied (its reply was lost).
+ * The outcome must match too: an operator who resolved this holder's indeterminate record
+ * recorded another outcome under the same fence and owner (found by the spin model).
+ */
+function isOwnCompletion(record: IdempotencyRecord, holder: Holder, encoded: string): boolean {
+  return (
+    record.state === 'completed' &&
+    record.fence === holder.fence &&
+    record.owner === holder.owner &&
+    record.outcome === encoded
+  );
 }
 
 function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {
