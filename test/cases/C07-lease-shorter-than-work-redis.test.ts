@@ -1,19 +1,11 @@
 // Field case C07 (shared/cases/C07-lease-shorter-than-work.md) on RedisStore, against a real
 // Redis (REDIS_URL).
-import {
-  currentToolCall,
-  Guard,
-  type GuardEvent,
-  Idempotency,
-  type IdempotencyStore,
-  LeaseLostError,
-} from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, deletePrefix, keysUnder, randomPrefix, sleep } from '../support/redis.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { connectRedis, deletePrefix, keysUnder, randomPrefix } from '../support/redis.js';
+import { describeC07 } from './scenarios/c07.js';
 
-const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 1000, heartbeatMs: 300, waitTimeoutMs: 6000 };
 const prefix = randomPrefix('c07');
 let client: Redis;
 let store: RedisStore;
@@ -32,96 +24,4 @@ afterAll(async () => {
   }
 });
 
-/** A view of `store` whose renewals hang while `frozen()` (a GC pause or a frozen VM). */
-function freezable(target: IdempotencyStore, frozen: () => boolean): IdempotencyStore {
-  return new Proxy(target, {
-    get(object, property, receiver) {
-      if (property === 'renew') {
-        return async (...renewArgs: Parameters<IdempotencyStore['renew']>) => {
-          while (frozen()) await sleep(20);
-          return object.renew(...renewArgs);
-        };
-      }
-      const value = Reflect.get(object, property, receiver);
-      return typeof value === 'function' ? value.bind(object) : value;
-    },
-  });
-}
-
-describe('C07 on Redis: a lease shorter than the work, and a holder that wakes up late', () => {
-  it('a 3 s body under a 1 s lease renewed every 300 ms runs once; nobody takes over', async () => {
-    const events: GuardEvent[] = [];
-    const guard = new Guard({ store, tenant: 't', onEvent: (e) => events.push(e) });
-    let executions = 0;
-    const body = async () => {
-      executions += 1;
-      await sleep(3000);
-      return 'report ready';
-    };
-    const call = { tool: 'build_report', arguments: { id: 7 }, runId: `r-${prefix}`, policy };
-    const a = guard.run(call, body);
-    await sleep(1500);
-    const b = guard.run(call, body);
-    expect(await Promise.all([a, b])).toEqual(['report ready', 'report ready']);
-    expect(executions).toBe(1);
-    expect(events.map((e) => e.type)).toEqual([
-      'tool.started',
-      'tool.waiting',
-      'tool.completed',
-      'tool.deduplicated',
-    ]);
-    const record = await store.get({ tenant: 't', key: events[0]!.key });
-    expect(record).toMatchObject({ state: 'completed', fence: 1, attempt: 1, outcome: '"report ready"' });
-  });
-
-  it("A stalls 2 s: B takes over with token 2, A's late result with token 1 is rejected as stale", async () => {
-    let frozenUntil = 0;
-    const events: GuardEvent[] = [];
-    const onEvent = (e: GuardEvent) => events.push(e);
-    const guardA = new Guard({
-      store: freezable(store, () => Date.now() < frozenUntil),
-      tenant: 't',
-      onEvent,
-    });
-    const guardB = new Guard({ store, tenant: 't', onEvent });
-    const call = { tool: 'sync_inventory', arguments: { sku: 'X-1' }, runId: `r-${prefix}`, policy };
-
-    let aSignalReason: unknown;
-    let aFence = 0;
-    const a = guardA.run(call, async () => {
-      const context = currentToolCall()!;
-      aFence = context.fence;
-      context.signal.addEventListener('abort', () => {
-        aSignalReason = context.signal.reason;
-      });
-      frozenUntil = Date.now() + 2000;
-      await sleep(2500); // wakes after the pause and finishes anyway
-      return { writtenBy: 'A', fence: context.fence };
-    });
-
-    await sleep(1300);
-    let bFence = 0;
-    const b = await guardB.run(call, async () => {
-      bFence = currentToolCall()!.fence;
-      return { writtenBy: 'B', fence: bFence };
-    });
-
-    expect(aFence).toBe(1);
-    expect(bFence).toBe(2);
-    expect(b).toEqual({ writtenBy: 'B', fence: 2 });
-    expect(await a).toEqual({ writtenBy: 'B', fence: 2 });
-    expect(LeaseLostError.isInstance(aSignalReason)).toBe(true);
-    const key = events[0]!.key;
-    expect(await store.get({ tenant: 't', key })).toMatchObject({
-      state: 'completed',
-      fence: 2,
-      outcome: JSON.stringify({ writtenBy: 'B', fence: 2 }),
-    });
-    const types = events.map((e) => `${e.type}@${e.fence}`);
-    expect(types).toContain('tool.fenced@1');
-    expect(types).toContain('tool.started@2');
-    expect(types).toContain('tool.completed@2');
-    expect(types).toContain('tool.stale_result@1');
-    expect(types).not.toContain('tool.completed@1');
-  });
-});
+describeC07('Redis', () => store, `r-${prefix}`);
