@@ -7,8 +7,11 @@ export { IdempotencyConflictError } from './errors/idempotency-conflict-error.js
 export { IndeterminateOutcomeError } from './errors/indeterminate-outcome-error.js';
 export { KeyDerivationError } from './errors/key-derivation-error.js';
 export { LeaseLostError } from './errors/lease-lost-error.js';
+export { OutcomeEncodingError } from './errors/outcome-encoding-error.js';
 export { OutcomePendingError } from './errors/outcome-pending-error.js';
 export { PolicyError } from './errors/policy-error.js';
+export { StoreConfigurationError } from './errors/store-configuration-error.js';
+export { StoreInputError } from './errors/store-input-error.js';
 export { StoreUnavailableError } from './errors/store-unavailable-error.js';
 export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
@@ -56,3 +59,19 @@ export type {
   WaitResult,
 } from './store/idempotency-store.js';
 export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export {
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkRetentionMs,
+  isWellFormedText,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_ERROR_TYPE_LENGTH,
+  MAX_NAME_LENGTH,
+  MAX_OUTCOME_LENGTH,
+  MAX_RETENTION_MS,
+  MAX_TIMER_MS,
+} from './store/store-input.js';

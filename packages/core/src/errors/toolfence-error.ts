@@ -11,6 +11,9 @@ export type ToolfenceErrorCode =
   | 'OUTCOME_PENDING'
   | 'TOOL_TIMEOUT'
   | 'STORE_UNAVAILABLE'
+  | 'STORE_INPUT_INVALID'
+  | 'STORE_MISCONFIGURED'
+  | 'OUTCOME_ENCODING_FAILED'
   | 'LEASE_LOST';
 
 const marker = 'toolfence.error';

@@ -1,4 +1,5 @@
 import { PolicyError } from '../errors/policy-error.js';
+import { MAX_RETENTION_MS, MAX_TIMER_MS } from '../store/store-input.js';
 
 /**
  * How repeating a tool call affects the world; decides how toolfence guards it.
@@ -96,9 +97,6 @@ export const DEFAULT_RETENTION_MS = 86_400_000;
 const kinds: ReadonlySet<string> = new Set(Object.values(Idempotency));
 const noError = (): boolean => false;
 
-/** Longest delay a Node.js timer honours (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
-export const MAX_TIMER_MS = 2_147_483_647;
-
 function checkMilliseconds(field: string, value: unknown, tool: string | undefined): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
@@ -106,15 +104,13 @@ function checkMilliseconds(field: string, value: unknown, tool: string | undefin
       tool,
     });
   }
-  // Leases, heartbeats, timeouts and waits are timers; retention is only a deadline in the store.
-  if (!field.endsWith('retentionMs') && value > MAX_TIMER_MS) {
-    throw new PolicyError(
-      field,
-      `must be at most ${MAX_TIMER_MS} ms (the longest Node.js timer), got ${value}`,
-      {
-        tool,
-      },
-    );
+  // Leases, heartbeats, timeouts and waits are timers; retention is a deadline in the store, bounded
+  // so that every store's epoch-ms deadline stays an exact integer (docs/store-contract.md).
+  const isRetention = field.endsWith('retentionMs');
+  const maxMs = isRetention ? MAX_RETENTION_MS : MAX_TIMER_MS;
+  if (value > maxMs) {
+    const why = isRetention ? 'the longest retention window, 10 years' : 'the longest Node.js timer';
+    throw new PolicyError(field, `must be at most ${maxMs} ms (${why}), got ${value}`, { tool });
   }
 }
 
@@ -124,7 +120,8 @@ function checkMilliseconds(field: string, value: unknown, tool: string | undefin
  * @param parameterNames the tool's parameter names when its schema is known; every
  *   `keyArguments` entry must be one of them.
  * @throws PolicyError for an unknown kind, non-positive or non-integer milliseconds, a timer
- *   duration (all but `retentionMs`) above {@link MAX_TIMER_MS},
+ *   duration (all but `retentionMs`) above {@link MAX_TIMER_MS}, a `retentionMs` above
+ *   {@link MAX_RETENTION_MS},
  *   `heartbeatMs >= leaseMs`, `maxAttempts < 1`, `retentionMs < leaseMs`, an empty list of key
  *   arguments, an empty or duplicated key argument, a key argument that is not a parameter, or `keyArguments`
  *   given together with a `'call'` or function key.

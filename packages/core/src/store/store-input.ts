@@ -1,0 +1,154 @@
+/**
+ * What every store accepts (docs/store-contract.md, "What every store accepts"). One set of
+ * limits for MemoryStore, RedisStore, PostgresStore, SQLiteStore and a user's own store, so the
+ * same call is either accepted by all of them or refused by all of them with
+ * {@link StoreInputError} before anything is written. The guard checks the same limits before it
+ * claims (as `KeyDerivationError` / `PolicyError`), so a store sees bad input only when it is
+ * called directly.
+ */
+import { StoreInputError } from '../errors/store-input-error.js';
+import type { ClaimOptions, Holder, RecordedError, RecordRef } from './idempotency-store.js';
+
+/** Longest tenant, tool name, key, owner and fingerprint, in UTF-16 code units. */
+export const MAX_NAME_LENGTH = 256;
+/** Longest recorded error type, in UTF-16 code units. */
+export const MAX_ERROR_TYPE_LENGTH = 256;
+/** Longest recorded error message, in UTF-16 code units (the guard cuts longer ones). */
+export const MAX_ERROR_MESSAGE_LENGTH = 4096;
+/** Longest outcome, in UTF-16 code units (16 Mi): far below what Redis and PostgreSQL can hold. */
+export const MAX_OUTCOME_LENGTH = 16_777_216;
+/** Longest timer duration (lease, heartbeat, timeout, wait): the longest Node.js timer, 2^31 - 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+/**
+ * Longest retention window: 10 years (315,360,000,000 ms). Any epoch-ms deadline a store computes
+ * from it stays far below 2^53, so every store decodes exactly what it wrote.
+ */
+export const MAX_RETENTION_MS = 315_360_000_000;
+
+const hasWellFormed = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when `text` has no lone surrogate (it round-trips through UTF-8 byte for byte). */
+export function isWellFormedText(text: string): boolean {
+  if (hasWellFormed) return (text as string & { isWellFormed(): boolean }).isWellFormed();
+  return !loneSurrogate.test(text);
+}
+
+/**
+ * Why `value` is not an acceptable name (tenant, tool, key, owner, fingerprint), or undefined
+ * when it is: a non-empty, well-formed string of at most {@link MAX_NAME_LENGTH} code units
+ * without NUL.
+ */
+export function nameProblem(value: unknown, maxLength = MAX_NAME_LENGTH): string | undefined {
+  if (typeof value !== 'string') return `must be a string, got ${typeof value}`;
+  if (value === '') return 'must not be empty';
+  if (value.length > maxLength) return `must be at most ${maxLength} characters, got ${value.length}`;
+  if (value.includes('\u0000')) return 'must not contain NUL (U+0000)';
+  if (!isWellFormedText(value)) return 'must be well-formed Unicode (it has a lone surrogate)';
+  return undefined;
+}
+
+function checkName(field: string, value: unknown, maxLength = MAX_NAME_LENGTH): void {
+  const problem = nameProblem(value, maxLength);
+  if (problem !== undefined) throw new StoreInputError(field, problem);
+}
+
+/** Why `value` is not a duration in `1..maxMs` whole milliseconds, or undefined when it is. */
+export function durationProblem(value: unknown, maxMs: number): string | undefined {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    return `must be a positive whole number of milliseconds, got ${String(value)}`;
+  }
+  if (value > maxMs) return `must be at most ${maxMs} ms, got ${value}`;
+  return undefined;
+}
+
+function checkDuration(field: string, value: unknown, maxMs: number): void {
+  const problem = durationProblem(value, maxMs);
+  if (problem !== undefined) throw new StoreInputError(field, problem);
+}
+
+/** @throws StoreInputError */
+export function checkRecordRef(ref: RecordRef): void {
+  if (ref === null || typeof ref !== 'object')
+    throw new StoreInputError('record reference', 'must be an object');
+  checkName('tenant', ref.tenant);
+  checkName('key', ref.key);
+}
+
+/** @throws StoreInputError */
+export function checkHolder(holder: Holder): void {
+  if (holder === null || typeof holder !== 'object') throw new StoreInputError('holder', 'must be an object');
+  if (!Number.isSafeInteger(holder.fence) || holder.fence < 1) {
+    throw new StoreInputError('fence', `must be a whole number >= 1, got ${String(holder.fence)}`);
+  }
+  checkName('owner', holder.owner);
+}
+
+/** @throws StoreInputError */
+export function checkLeaseMs(leaseMs: number): void {
+  checkDuration('leaseMs', leaseMs, MAX_TIMER_MS);
+}
+
+/** @throws StoreInputError */
+export function checkRetentionMs(retentionMs: number): void {
+  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS);
+}
+
+/** Every field of a claim. @throws StoreInputError */
+export function checkClaimOptions(options: ClaimOptions): void {
+  if (options === null || typeof options !== 'object')
+    throw new StoreInputError('claim options', 'must be an object');
+  checkName('tool', options.tool);
+  checkName('fingerprint', options.fingerprint);
+  checkName('owner', options.owner);
+  checkLeaseMs(options.leaseMs);
+  checkRetentionMs(options.retentionMs);
+  if (options.mode !== 'at-least-once' && options.mode !== 'at-most-once') {
+    throw new StoreInputError(
+      'mode',
+      `must be 'at-least-once' or 'at-most-once', got ${String(options.mode)}`,
+    );
+  }
+  if (!Number.isSafeInteger(options.maxAttempts) || options.maxAttempts < 1 || options.maxAttempts > 1000) {
+    throw new StoreInputError(
+      'maxAttempts',
+      `must be a whole number in 1..1000, got ${String(options.maxAttempts)}`,
+    );
+  }
+  if (typeof options.checkFingerprint !== 'boolean') {
+    throw new StoreInputError('checkFingerprint', 'must be a boolean');
+  }
+}
+
+/** An outcome: any well-formed string (NUL included) of at most {@link MAX_OUTCOME_LENGTH}. @throws StoreInputError */
+export function checkOutcome(outcome: string): void {
+  if (typeof outcome !== 'string')
+    throw new StoreInputError('outcome', `must be a string, got ${typeof outcome}`);
+  if (outcome.length > MAX_OUTCOME_LENGTH) {
+    throw new StoreInputError(
+      'outcome',
+      `must be at most ${MAX_OUTCOME_LENGTH} characters, got ${outcome.length}`,
+    );
+  }
+  if (!isWellFormedText(outcome)) {
+    throw new StoreInputError('outcome', 'must be well-formed Unicode (it has a lone surrogate)');
+  }
+}
+
+/** @throws StoreInputError */
+export function checkRecordedError(error: RecordedError): void {
+  if (error === null || typeof error !== 'object') throw new StoreInputError('error', 'must be an object');
+  checkName('error type', error.type, MAX_ERROR_TYPE_LENGTH);
+  const message = error.message;
+  if (typeof message !== 'string') throw new StoreInputError('error message', 'must be a string');
+  if (message.length > MAX_ERROR_MESSAGE_LENGTH) {
+    throw new StoreInputError(
+      'error message',
+      `must be at most ${MAX_ERROR_MESSAGE_LENGTH} characters, got ${message.length}`,
+    );
+  }
+  if (message.includes('\u0000')) throw new StoreInputError('error message', 'must not contain NUL (U+0000)');
+  if (!isWellFormedText(message)) {
+    throw new StoreInputError('error message', 'must be well-formed Unicode (it has a lone surrogate)');
+  }
+}
