@@ -4,6 +4,7 @@ import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.j
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { PolicyError } from '../errors/policy-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
@@ -11,6 +12,7 @@ import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { MAX_RETENTION_MS } from '../store/store-input.js';
 import { currentToolCall } from './call-context.js';
 import { Guard } from './guard.js';
 import type { GuardEvent } from './guard-events.js';
@@ -524,7 +526,11 @@ describe('Guard', () => {
     const { guard } = setup();
     const error = await rejection(guard.run(call({ k: 1 }), () => ({ big: 10n })));
     expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ reasonType: 'TypeError' });
+    expect(error).toMatchObject({ reasonType: 'OutcomeEncodingError' });
+    const encoding = (error as Error).cause as OutcomeEncodingError;
+    expect(OutcomeEncodingError.isInstance(encoding)).toBe(true);
+    expect(encoding).toMatchObject({ direction: 'encode', tool: 'refund' });
+    expect(encoding.cause).toBeInstanceOf(TypeError);
   });
 
   it('the caller signal aborts a waiter', async () => {
@@ -789,9 +795,17 @@ describe('Guard under hostile input and failures', () => {
       );
       expect(error).toMatchObject({ code: 'INVALID_POLICY', field });
     }
+    // Retention is no timer, but bounded (10 years) so every store decodes the deadline it wrote.
+    const retention = await rejection(
+      guard.run(
+        call({ a: 2 }, { kind: Idempotency.EFFECTFUL, retentionMs: Number.MAX_SAFE_INTEGER }),
+        () => 1,
+      ),
+    );
+    expect(retention).toMatchObject({ code: 'INVALID_POLICY', field: 'retentionMs' });
     expect(
       await guard.run(
-        call({ a: 2 }, { kind: Idempotency.EFFECTFUL, retentionMs: Number.MAX_SAFE_INTEGER }),
+        call({ a: 3 }, { kind: Idempotency.EFFECTFUL, retentionMs: MAX_RETENTION_MS }),
         () => 'ok',
       ),
     ).toBe('ok');
