@@ -836,6 +836,52 @@ describe('Guard under hostile input and failures', () => {
     expect(KeyDerivationError.isInstance(error)).toBe(true);
   });
 
+  it('a tool name or tenant no store can take is a KeyDerivationError before anything is claimed', async () => {
+    const { guard, store } = setup();
+    const names = ['', 'x'.repeat(257), 'a\u0000b', 'lone \uD800 surrogate'];
+    for (const tool of names) {
+      const error = await rejection(guard.run({ ...call({ a: 1 }), tool }, () => 'must not run'));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('tool name');
+    }
+    for (const tenant of names) {
+      const error = await rejection(guard.run(call({ a: 1 }, effectful, { tenant }), () => 'must not run'));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('tenant');
+    }
+    // A 256-character tenant is the longest accepted, and works end to end.
+    const longest = 't'.repeat(256);
+    expect(await guard.run(call({ a: 1 }, effectful, { tenant: longest }), () => 'ok')).toBe('ok');
+    expect(await store.forget({ tenant: 'acme' })).toBe(0);
+  });
+
+  it('guard.resolve with an outcome the codec cannot encode is an OutcomeEncodingError and changes nothing', async () => {
+    const { guard, store } = setup();
+    const error = (await rejection(
+      guard.run(call({ a: 1 }), () => Promise.reject(new Error('gateway timeout'))),
+    )) as IndeterminateOutcomeError;
+    const failed = await rejection(guard.resolve(error.key, { outcome: 10n }));
+    expect(OutcomeEncodingError.isInstance(failed)).toBe(true);
+    expect(failed).toMatchObject({ direction: 'encode', code: 'OUTCOME_ENCODING_FAILED' });
+    expect((failed as Error).cause).toBeInstanceOf(TypeError);
+    expect(await store.get({ tenant: 'acme', key: error.key })).toMatchObject({ state: 'indeterminate' });
+  });
+
+  it('a recorded outcome the codec cannot decode is an OutcomeEncodingError, not a raw SyntaxError', async () => {
+    const { store } = setup();
+    const writer = new Guard({
+      store,
+      tenant: 'acme',
+      codec: { encode: () => 'not json', decode: (t) => t },
+    });
+    expect(await writer.run(call({ a: 1 }), () => 'x')).toBe('x');
+    const reader = new Guard({ store, tenant: 'acme' });
+    const failed = await rejection(reader.run(call({ a: 1 }), () => 'must not run'));
+    expect(OutcomeEncodingError.isInstance(failed)).toBe(true);
+    expect(failed).toMatchObject({ direction: 'decode', tool: 'refund' });
+    expect((failed as Error).cause).toBeInstanceOf(SyntaxError);
+  });
+
   it('guard.run for the same key from inside its own body fails at once instead of waiting for itself', async () => {
     const { guard } = setup();
     const error = await rejection(

@@ -29,7 +29,7 @@ import type {
   RecordRef,
   ResolveResult,
 } from '../store/idempotency-store.js';
-import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
+import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
@@ -190,11 +190,8 @@ export class Guard {
   constructor(options: GuardOptions) {
     if (options?.store === undefined) throw new TypeError('Guard needs a store');
     const tenant = options.tenant ?? 'default';
-    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
-      throw new TypeError(
-        `Guard tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
-      );
-    }
+    const tenantProblem = nameProblem(tenant);
+    if (tenantProblem !== undefined) throw new TypeError(`Guard tenant ${tenantProblem}`);
     this.store = options.store;
     this.tenant = tenant;
     this.defaults = options.defaults ?? {};
@@ -234,8 +231,11 @@ export class Guard {
    */
   async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
     if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
-    if (call === null || typeof call !== 'object' || typeof call.tool !== 'string' || call.tool === '') {
-      throw new TypeError('guard.run needs a call with a non-empty tool name');
+    if (call === null || typeof call !== 'object') throw new TypeError('guard.run needs a call object');
+    const toolProblem = nameProblem(call.tool);
+    if (toolProblem !== undefined) {
+      // Checked before anything else: a name no store can take must never reach a store.
+      throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
     }
     const policy = this.policyOf(call.policy, call.tool);
     if (policy.kind === Idempotency.READ_ONLY) {
@@ -244,11 +244,9 @@ export class Guard {
     }
 
     const tenant = call.tenant ?? this.tenant;
-    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
-      throw new KeyDerivationError(
-        call.tool,
-        `the tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
-      );
+    const tenantProblem = nameProblem(tenant);
+    if (tenantProblem !== undefined) {
+      throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
     }
     const runId = call.runId;
     const key = idempotencyKey({
@@ -534,7 +532,7 @@ export class Guard {
     }
     const storeResolution = released
       ? ({ released: true } as const)
-      : { outcome: this.codec.encode((resolution as { outcome: unknown }).outcome) };
+      : { outcome: this.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined) };
     return this.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
   }
 
@@ -949,7 +947,7 @@ export class Guard {
   }
 
   /** Encode with the codec; any failure is an {@link OutcomeEncodingError}. */
-  private encodeOutcome(value: unknown, tool: string): string {
+  private encodeOutcome(value: unknown, tool: string | undefined): string {
     let encoded: unknown;
     try {
       encoded = this.codec.encode(value);
