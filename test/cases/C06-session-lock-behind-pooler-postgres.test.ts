@@ -128,7 +128,7 @@ describe('C06 on PostgreSQL: no session-level lock, so a transaction pooler is s
     expect(IndeterminateOutcomeError.isInstance(again)).toBe(true);
   });
 
-  it('a complete that matches no row is reported (tool.stale_result), never ignored', async () => {
+  it('a complete that matches no row is reported (tool.stale_result), never ignored, and the known value is recorded again', async () => {
     const tenant = `c06-d-${Date.now()}`;
     const { guard, events } = guarded(tenant);
     const call = {
@@ -137,12 +137,24 @@ describe('C06 on PostgreSQL: no session-level lock, so a transaction pooler is s
       runId: 'r1',
       policy: { kind: Idempotency.EFFECTFUL },
     };
-    await guard.run(call, async () => {
+    let sends = 0;
+    const answer = await guard.run(call, async () => {
+      sends++;
       // An operator erases the tenant while the body runs: the holder's row is gone.
       expect(await setup!.store.forget({ tenant })).toBe(1);
       return 'sent';
     });
-    expect(events.map((event) => event.type)).toEqual(['tool.started', 'tool.stale_result']);
+    expect(answer).toBe('sent');
+    // The missing row is reported, and the value this call knows is recorded in a new life of the
+    // key (docs/guarantee.md, rule G1): the body is never entered again.
+    expect(events.map((event) => event.type)).toEqual([
+      'tool.started',
+      'tool.stale_result',
+      'tool.completed',
+    ]);
+    expect(events[2]).toMatchObject({ recorded: true });
+    expect(await guard.run(call, async () => 'sent twice')).toBe('sent');
+    expect(sends).toBe(1);
   });
 
   it('store level: a release or complete that matches no row says so, on any backend', async () => {
