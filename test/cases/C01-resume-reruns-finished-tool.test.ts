@@ -1,4 +1,4 @@
-// Field case C01 (shared/cases/C01-resume-reruns-finished-tool.md): the model asks for
+// Field case C01 (docs/field-cases.md, C01): the model asks for
 // `create_ticket` (effectful) and `ask_human` (calls interrupt()) in one step. Resuming with
 // Command({ resume }) runs the step again with the same tool call ids. Right outcome: one ticket;
 // the second pass gets the recorded result (`tool.deduplicated`). Checked with createAgent

@@ -1,5 +1,5 @@
 // C02 — an outer retry around a failing effectful tool multiplies its effect
-// (../shared/cases/C02-inner-retry-multiplies-effects.md).
+// (docs/field-cases.md, C02).
 //
 // A tool increments an effect counter and then throws ECONNRESET (the request reached the
 // provider, the answer was lost). Host code retries the whole call: 3 attempts in all.

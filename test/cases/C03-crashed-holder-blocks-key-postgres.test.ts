@@ -1,23 +1,13 @@
-// Field case C03 (shared/cases/C03-crashed-holder-blocks-key.md) on PostgresStore, against a
-// real PostgreSQL (DATABASE_URL): lease deadlines are judged by the database clock.
-import {
-  Guard,
-  type GuardEvent,
-  IndeterminateOutcomeError,
-  idempotencyKey,
-  OutcomePendingError,
-} from '@toolfence/core';
+// Field case C03 (docs/field-cases.md) on PostgresStore, against a real PostgreSQL
+// (DATABASE_URL); the scenario is test/cases/scenarios/c03.ts. Lease deadlines are judged by the
+// database clock.
 import type { PostgresStore } from '@toolfence/stores/postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { openPostgresStore } from '../support/postgres.js';
+import { describeC03 } from './scenarios/c03.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const tenant = 'acme';
-const args = { orderId: 'A-100' };
 let store: PostgresStore;
 let teardown: (() => Promise<void>) | undefined;
-let runCounter = 0;
-const nextRunId = () => `run-${++runCounter}-${Date.now()}`;
 
 beforeAll(async () => {
   ({ store, teardown } = await openPostgresStore('c03'));
@@ -27,119 +17,4 @@ afterAll(async () => {
   await teardown?.();
 });
 
-/** Worker A claims K with a 1 s lease and is killed: no release, no renewal, no complete. */
-async function workerAClaimsAndDies(mode: 'at-least-once' | 'at-most-once', runId: string) {
-  const key = idempotencyKey({ tenant, runId, tool: 'book_seat', arguments: args });
-  const claim = await store.claim(
-    { tenant, key },
-    {
-      tool: 'book_seat',
-      fingerprint: key,
-      owner: 'worker-A',
-      leaseMs: 1000,
-      retentionMs: 86_400_000,
-      mode,
-      maxAttempts: 3,
-      checkFingerprint: false,
-    },
-  );
-  expect(claim).toMatchObject({ status: 'acquired', fence: 1 });
-  return key;
-}
-
-function workerB(kind: 'idempotent' | 'effectful', runId: string, waitTimeoutMs?: number) {
-  const events: GuardEvent[] = [];
-  const guard = new Guard({ store, tenant, onEvent: (event) => events.push(event) });
-  let executions = 0;
-  let fenceSeen = 0;
-  const run = () =>
-    guard.run(
-      {
-        tool: 'book_seat',
-        arguments: args,
-        runId,
-        policy: { kind, leaseMs: 1000, ...(waitTimeoutMs === undefined ? {} : { waitTimeoutMs }) },
-      },
-      async (context) => {
-        executions += 1;
-        fenceSeen = context.fence;
-        return 'seat 12A';
-      },
-    );
-  return { run, events, executions: () => executions, fence: () => fenceSeen };
-}
-
-describe('C03 on PostgreSQL: a crashed holder neither blocks the key forever nor runs twice', () => {
-  it('B retrying at 0.5 s is told the call is in progress; it does not run beside A', async () => {
-    const runId = nextRunId();
-    await workerAClaimsAndDies('at-least-once', runId);
-    await sleep(500);
-    const b = workerB('idempotent', runId, 200);
-    const error = await b.run().catch((e: unknown) => e);
-    expect(OutcomePendingError.isInstance(error)).toBe(true);
-    expect(b.executions()).toBe(0);
-    expect(b.events.map((e) => e.type)).toEqual(['tool.waiting', 'tool.pending']);
-  });
-
-  it('B retrying at 1.5 s takes an IDEMPOTENT call over with fencing token 2', async () => {
-    const runId = nextRunId();
-    const key = await workerAClaimsAndDies('at-least-once', runId);
-    await sleep(1500);
-    const b = workerB('idempotent', runId);
-    expect(await b.run()).toBe('seat 12A');
-    expect(b.executions()).toBe(1);
-    expect(b.fence()).toBe(2);
-    expect(b.events[0]).toMatchObject({ type: 'tool.started', attempt: 2, fence: 2, takeover: true });
-    expect(await store.get({ tenant, key })).toMatchObject({ state: 'completed', fence: 2, attempt: 2 });
-  });
-
-  it('B waiting from 0.5 s is woken at the lease deadline and takes over (no fixed poll)', async () => {
-    const runId = nextRunId();
-    await workerAClaimsAndDies('at-least-once', runId);
-    await sleep(500);
-    const started = Date.now();
-    const b = workerB('idempotent', runId);
-    expect(await b.run()).toBe('seat 12A');
-    const waitedMs = Date.now() - started;
-    expect(waitedMs).toBeGreaterThanOrEqual(400);
-    expect(waitedMs).toBeLessThan(1500);
-    expect(b.fence()).toBe(2);
-  });
-
-  it('B retrying at 1.5 s gets IndeterminateOutcomeError for an EFFECTFUL call and does not run it', async () => {
-    const runId = nextRunId();
-    const key = await workerAClaimsAndDies('at-most-once', runId);
-    await sleep(1500);
-    const b = workerB('effectful', runId);
-    const error = await b.run().catch((e: unknown) => e);
-    expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ reasonType: 'LeaseExpired', fence: 1, attempt: 1 });
-    expect(b.executions()).toBe(0);
-    expect(await store.get({ tenant, key })).toMatchObject({ state: 'indeterminate' });
-    // Every later retry gets the same answer; the body never runs.
-    expect(IndeterminateOutcomeError.isInstance(await b.run().catch((e: unknown) => e))).toBe(true);
-    expect(b.executions()).toBe(0);
-  });
-
-  it('an in-progress record never outlives its lease + retention window', async () => {
-    const ref = { tenant, key: `k-${nextRunId()}` };
-    await store.claim(ref, {
-      tool: 't',
-      fingerprint: 'f',
-      owner: 'dead',
-      leaseMs: 200,
-      retentionMs: 300,
-      mode: 'at-most-once',
-      maxAttempts: 1,
-      checkFingerprint: false,
-    });
-    const record = await store.get(ref);
-    expect(record).toMatchObject({ state: 'in_progress' });
-    expect(record!.expiresAtMs - record!.leaseExpiresAtMs).toBe(300);
-    await sleep(350);
-    expect(await store.get(ref)).toMatchObject({ state: 'in_progress' });
-    await sleep(250);
-    expect(await store.get(ref)).toBeNull();
-    expect(await store.cleanup()).toBeGreaterThanOrEqual(1);
-  });
-});
+describeC03('PostgreSQL', () => store, 'acme');

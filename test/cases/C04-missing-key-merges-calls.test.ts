@@ -1,6 +1,6 @@
 /**
  * C04 — a missing key argument merges unrelated calls (layer: key hashing).
- * See /work/shared/cases/C04-missing-key-merges-calls.md and docs/key-spec.md ("Missing and
+ * See docs/field-cases.md (C04) and docs/key-spec.md ("Missing and
  * present values"). Checked at the key level: the guard turns the KeyDerivationError into a
  * failed call whose body does not run.
  */

@@ -1,6 +1,6 @@
 /**
  * C05 — the same arguments in another order give another key (layer: key hashing).
- * See /work/shared/cases/C05-key-order-changes-key.md and docs/key-spec.md (RFC 8785 ordering).
+ * See docs/field-cases.md (C05) and docs/key-spec.md (RFC 8785 ordering).
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../packages/core/src/key/canonical-json.js';

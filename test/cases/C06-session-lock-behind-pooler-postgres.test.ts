@@ -1,4 +1,4 @@
-// Field case C06 (shared/cases/C06-session-lock-behind-pooler.md) on PostgresStore, against a
+// Field case C06 (docs/field-cases.md, C06) on PostgresStore, against a
 // real PostgreSQL (DATABASE_URL). A transaction pooler (PgBouncer in transaction mode) hands each
 // statement to whichever server connection is free; here a "pooler" sends each statement to the
 // next of three dedicated backends, so every step of a call lands on a different session.

@@ -1,4 +1,4 @@
-// Field case C07 (shared/cases/C07-lease-shorter-than-work.md) on PostgresStore, against a real
+// Field case C07 (docs/field-cases.md, C07) on PostgresStore, against a real
 // PostgreSQL (DATABASE_URL).
 import type { PostgresStore } from '@toolfence/stores/postgres';
 import { afterAll, beforeAll } from 'vitest';

@@ -1,4 +1,4 @@
-// Field case C07 (shared/cases/C07-lease-shorter-than-work.md) on RedisStore, against a real
+// Field case C07 (docs/field-cases.md, C07) on RedisStore, against a real
 // Redis (REDIS_URL).
 import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';

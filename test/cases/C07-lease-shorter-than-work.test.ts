@@ -1,4 +1,4 @@
-// Field case C07 (shared/cases/C07-lease-shorter-than-work.md) on MemoryStore (a new one per test).
+// Field case C07 (docs/field-cases.md, C07) on MemoryStore (a new one per test).
 import { MemoryStore } from '@toolfence/core';
 import { describeC07 } from './scenarios/c07.js';
 

@@ -1,4 +1,4 @@
-// Field case C08 (shared/cases/C08-conflict-error-order.md) on MemoryStore.
+// Field case C08 (docs/field-cases.md, C08) on MemoryStore.
 import {
   Guard,
   Idempotency,

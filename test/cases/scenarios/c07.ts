@@ -1,4 +1,4 @@
-// Field case C07 (shared/cases/C07-lease-shorter-than-work.md), written once and run against every
+// Field case C07 (docs/field-cases.md, C07), written once and run against every
 // store: a lease shorter than the work, and a holder that wakes up late.
 import {
   currentToolCall,
