@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { CanonicalizationError } from '../errors/canonicalization-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { canonicalJson } from './canonical-json.js';
-import { argumentsFingerprint, canonicalEnvelope, idempotencyKey, type KeyInput } from './idempotency-key.js';
+import {
+  argumentsFingerprint,
+  canonicalEnvelope,
+  idempotencyKey,
+  type KeyInput,
+  MAX_ID_LENGTH,
+} from './idempotency-key.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const base = { tenant: 'acme', runId: 'run-1', tool: 'refund' } as const;
@@ -266,19 +272,63 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
     expect(error.tool).toBe('refund');
   });
 
-  it('refuses a tenant or tool that is not a non-empty string', () => {
-    expect(derivationError({ ...base, tenant: '', arguments: {} }).message).toMatch(
-      /the tenant must be a non-empty string/,
+  it('refuses a tenant or tool name no store accepts (nameProblem), naming the field', () => {
+    const tenant = (value: unknown) => derivationError({ ...base, tenant: value as string, arguments: {} });
+    const tool = (value: unknown) => derivationError({ ...base, tool: value as string, arguments: {} });
+    for (const [value, reason] of [
+      ['', /the tenant must not be empty/],
+      [7, /the tenant must be a string, got number/],
+      ['t'.repeat(257), /the tenant must be at most 256 characters, got 257/],
+      ['a\u0000b', /the tenant must not contain NUL/],
+      ['a\udc00', /the tenant must be well-formed Unicode/],
+    ] as const) {
+      const error = tenant(value);
+      expect(error.message).toMatch(reason);
+      expect(error.field).toBe('tenant');
+      expect(error.tool).toBe('refund');
+    }
+    expect(idempotencyKey({ ...base, tenant: 't'.repeat(256), arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
+    for (const [value, reason] of [
+      ['', /the tool name must not be empty/],
+      [undefined, /the tool name must be a string, got undefined/],
+      ['x'.repeat(257), /the tool name must be at most 256 characters/],
+      ['a\u0000b', /the tool name must not contain NUL/],
+      ['\ud800x', /the tool name must be well-formed Unicode/],
+    ] as const) {
+      const error = tool(value);
+      expect(error.message).toMatch(reason);
+      expect(error.field).toBe('tool');
+    }
+    expect(tool(undefined).tool).toBe('undefined');
+    // The name in the error is escaped and cut: a megabyte name does not make a megabyte message.
+    const long = tool('y'.repeat(1_000_000));
+    expect(long.message.length).toBeLessThan(400);
+    expect(tool('a\u0000b').tool).toBe('"a\\u0000b"');
+  });
+
+  it('refuses a run id or call id that is too long or not well-formed (they are hashed, never stored)', () => {
+    expect(idempotencyKey({ ...base, runId: 'r'.repeat(MAX_ID_LENGTH), arguments: {} })).toMatch(
+      /^[0-9a-f]{64}$/,
     );
-    expect(derivationError({ ...base, tenant: 7 as unknown as string, arguments: {} }).message).toMatch(
-      /tenant/,
+    const long = derivationError({ ...base, runId: 'r'.repeat(MAX_ID_LENGTH + 1), arguments: {} });
+    expect(long.message).toMatch(/the run id must be at most 1024 characters, got 1025/);
+    expect(long.field).toBe('runId');
+    const lone = derivationError({ ...base, runId: 'run-\ud800', arguments: {} });
+    expect(lone.message).toMatch(/the run id must be well-formed Unicode/);
+    expect(lone.field).toBe('runId');
+    const call = { ...base, arguments: {}, key: 'call' as const };
+    expect(idempotencyKey({ ...call, callId: 'c'.repeat(MAX_ID_LENGTH) })).toMatch(/^[0-9a-f]{64}$/);
+    expect(derivationError({ ...call, callId: 'c'.repeat(MAX_ID_LENGTH + 1) }).field).toBe('callId');
+    expect(derivationError({ ...call, callId: '\udfffx' }).message).toMatch(
+      /tool call id must be well-formed/,
     );
-    expect(derivationError({ ...base, tool: '', arguments: {} }).message).toMatch(
-      /the tool name must be a non-empty string/,
+    // NUL is fine in a hashed id (it is escaped as \u0000); only stored names refuse it.
+    expect(idempotencyKey({ ...base, runId: 'a\u0000b', arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
+    // Unused ids are not looked at: scope 'tenant' ignores the run id, other keys the call id.
+    expect(idempotencyKey({ ...base, scope: 'tenant', runId: '\ud800', arguments: {} })).toMatch(
+      /^[0-9a-f]{64}$/,
     );
-    expect(derivationError({ ...base, tool: undefined as unknown as string, arguments: {} }).tool).toBe(
-      'undefined',
-    );
+    expect(idempotencyKey({ ...base, callId: 'x'.repeat(5000), arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('refuses unknown strategies and scopes, empty or malformed keyArguments, and keyArguments with another strategy', () => {
@@ -318,9 +368,7 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
     expect(business.message).toMatch(/the business key cannot be canonicalized: .*lone surrogate/);
     expect(CanonicalizationError.isInstance(business.cause)).toBe(true);
 
-    expect(derivationError({ ...base, tenant: 'a\udc00', arguments: {} }).message).toMatch(
-      /the tenant cannot be canonicalized/,
-    );
+    expect(business.field).toBe('key');
   });
 
   it('turns an error thrown while reading an argument (a getter) into a KeyDerivationError with it as cause', () => {
@@ -331,8 +379,17 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
       },
     };
     const error = derivationError({ ...base, arguments: args });
-    expect(error.message).toMatch(/the arguments could not be read: getter failed/);
-    expect(error.cause).toBe(boom);
+    expect(error.message).toMatch(
+      /the arguments cannot be canonicalized at "\/amount": reading the value threw Error: getter failed/,
+    );
+    expect(error.field).toBe('arguments');
+    expect(CanonicalizationError.isInstance(error.cause)).toBe(true);
+    expect((error.cause as CanonicalizationError).path).toBe('/amount');
+    expect((error.cause as CanonicalizationError).cause).toBe(boom);
+    // A key argument's own getter: the thrown error is the cause, the argument is named.
+    const keyed = derivationError({ ...base, arguments: args, keyArguments: ['amount'] });
+    expect(keyed.argument).toBe('amount');
+    expect(keyed.cause).toBe(boom);
   });
 
   it('lets an argument outside keyArguments be anything (it is not encoded)', () => {
