@@ -152,17 +152,8 @@ function tooLong(): Fault {
 export function canonicalJson(value: unknown): string {
   const ancestors: object[] = [];
   let text: string | undefined;
-  let viaToJSON = false;
   try {
-    let root = value;
-    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
-      const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') {
-        viaToJSON = true;
-        root = callToJSON(toJSON as (key: string) => unknown, value, '');
-      }
-    }
-    text = encodeValue(root, ancestors);
+    text = encode(value, '', ancestors);
     if (text !== undefined && text.length > MAX_CANONICAL_LENGTH) throw tooLong();
   } catch (caught) {
     const error = faultAt(caught, undefined);
@@ -180,7 +171,8 @@ export function canonicalJson(value: unknown): string {
   if (text === undefined) {
     throw new CanonicalizationError(
       '',
-      `the value${viaToJSON ? ' returned by toJSON' : ''} is undefined, a function or a symbol, ` +
+      // An object encodes to text unless its toJSON returned one of these.
+      `the value${typeof value === 'object' && value !== null ? ' returned by toJSON' : ''} is undefined, a function or a symbol, ` +
         'which has no JSON form (JSON.stringify returns undefined for it)',
     );
   }
@@ -211,11 +203,6 @@ function encode(input: unknown, key: Segment, ancestors: object[]): string | und
       );
     }
   }
-  return encodeValue(value, ancestors);
-}
-
-/** Encode a value whose `toJSON` (if any) has been applied. */
-function encodeValue(value: unknown, ancestors: object[]): string | undefined {
   switch (typeof value) {
     case 'string':
       return quote(value);
