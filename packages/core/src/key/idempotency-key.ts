@@ -190,13 +190,14 @@ function fail(
 }
 
 function derive(input: KeyInput, withSecret: boolean): Derivation {
-  const scope = { tool: '(unknown)' };
+  // The tool name once it is known, for the catch-all's error.
+  const known = { tool: '(unknown)' };
   try {
-    return deriveParts(input, withSecret, scope);
+    return deriveParts(input, withSecret, known);
   } catch (error) {
     if (typeof error === 'object' && error !== null && ours.has(error)) throw error;
     // Not expected (every read of the input is guarded): whatever it is, the call fails closed.
-    throw fail(scope.tool, `deriving the key threw ${describeThrown(error)}`, { cause: error });
+    throw fail(known.tool, `deriving the key threw ${describeThrown(error)}`, { cause: error });
   }
 }
 
