@@ -1,9 +1,13 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../packages/core/src/key/canonical-json.js';
-import { idempotencyKey, type KeyInput } from '../../packages/core/src/key/idempotency-key.js';
+import {
+  argumentsFingerprint,
+  idempotencyKey,
+  type KeyInput,
+} from '../../packages/core/src/key/idempotency-key.js';
 
 interface Vector {
   name: string;
@@ -16,9 +20,12 @@ interface Vector {
     key?: 'arguments' | 'call' | { business: string };
     scope?: 'run' | 'tenant';
     callId?: string;
+    secret?: { text: string } | { hex: string };
   };
   canonical: string;
   key: string;
+  argumentsCanonical: string;
+  fingerprint: string;
 }
 
 const file = new URL('../vectors/keys.json', import.meta.url);
@@ -43,10 +50,27 @@ function expectedEnvelope(input: Vector['input']): unknown {
   };
 }
 
+/** The HMAC key bytes of a vector's secret: the UTF-8 of `text`, or the bytes of `hex`. */
+function secretBytes(secret: NonNullable<Vector['input']['secret']>): Buffer {
+  return 'text' in secret ? Buffer.from(secret.text, 'utf8') : Buffer.from(secret.hex, 'hex');
+}
+
+/** As the implementation is called: a text secret as a string, a hex secret as a Uint8Array. */
 function toKeyInput(input: Vector['input']): KeyInput {
-  const { key, ...rest } = input;
-  if (key === undefined) return rest;
-  return { ...rest, key: typeof key === 'string' ? key : () => key.business };
+  const { key, secret, ...rest } = input;
+  const keyed =
+    secret === undefined
+      ? {}
+      : { secret: 'text' in secret ? secret.text : new Uint8Array(secretBytes(secret)) };
+  if (key === undefined) return { ...rest, ...keyed };
+  return { ...rest, ...keyed, key: typeof key === 'string' ? key : () => key.business };
+}
+
+/** SHA-256, or HMAC-SHA-256 under the vector's secret, with Node's crypto on the UTF-8 bytes. */
+function independentDigest(text: string, secret: Vector['input']['secret']): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (secret === undefined) return createHash('sha256').update(bytes).digest('hex');
+  return createHmac('sha256', secretBytes(secret)).update(bytes).digest('hex');
 }
 
 /** Map every string and key to NFC (for the `canonicalize` package, which does not). */
@@ -79,17 +103,31 @@ describe('test/vectors/keys.json', () => {
       expect(idempotencyKey(toKeyInput(vector.input))).toBe(vector.key);
     });
 
-    it('an independent SHA-256 of `canonical` gives `key`', () => {
+    it('an independent SHA-256 (HMAC-SHA-256 when keyed) of `canonical` gives `key`', () => {
       expect(vector.key).toMatch(/^[0-9a-f]{64}$/);
-      expect(createHash('sha256').update(Buffer.from(vector.canonical, 'utf8')).digest('hex')).toBe(
-        vector.key,
-      );
+      expect(independentDigest(vector.canonical, vector.input.secret)).toBe(vector.key);
     });
 
     it('`canonical` is the canonical JSON of the envelope built from the spec', () => {
       const envelope = expectedEnvelope(vector.input);
       expect(canonicalJson(envelope)).toBe(vector.canonical);
       expect(canonicalize(nfc(envelope))).toBe(vector.canonical);
+    });
+
+    it('argumentsFingerprint gives `fingerprint`', () => {
+      const secret = toKeyInput(vector.input).secret;
+      expect(argumentsFingerprint(vector.input.arguments, { secret })).toBe(vector.fingerprint);
+      if (secret === undefined) expect(argumentsFingerprint(vector.input.arguments)).toBe(vector.fingerprint);
+    });
+
+    it('an independent SHA-256 (HMAC-SHA-256 when keyed) of `argumentsCanonical` gives `fingerprint`', () => {
+      expect(vector.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+      expect(independentDigest(vector.argumentsCanonical, vector.input.secret)).toBe(vector.fingerprint);
+    });
+
+    it('`argumentsCanonical` is the canonical JSON of the arguments', () => {
+      expect(canonicalJson(vector.input.arguments)).toBe(vector.argumentsCanonical);
+      expect(canonicalize(nfc(vector.input.arguments))).toBe(vector.argumentsCanonical);
     });
   });
 
@@ -136,6 +174,65 @@ describe('test/vectors/keys.json', () => {
       'key argument "null" (a string, not null)',
     ];
     expect(new Set(present.map((name) => byName(name).key)).size).toBe(present.length);
+  });
+
+  it('pins keyed mode: same envelope, other key; the secret decides; equalities hold as unkeyed', () => {
+    const same = (a: string, b: string) => expect(byName(a).key).toBe(byName(b).key);
+    const keyed = vectors.filter((vector) => vector.input.secret !== undefined);
+    expect(keyed.length).toBeGreaterThanOrEqual(10);
+    // The keyed envelope is the unkeyed one; only the hash differs, so the key does.
+    expect(byName('keyed: flat arguments').canonical).toBe(byName('flat arguments').canonical);
+    expect(byName('keyed: flat arguments').key).not.toBe(byName('flat arguments').key);
+    expect(byName('keyed: flat arguments').fingerprint).not.toBe(byName('flat arguments').fingerprint);
+    same('keyed: flat arguments', 'keyed: flat arguments, other insertion order (same key)');
+    same('keyed: NFC string value', 'keyed: NFD string value (same key as NFC)');
+    const bySecret = [
+      'keyed: flat arguments',
+      'keyed: flat arguments, a 32-byte secret given as bytes',
+      'keyed: flat arguments, a secret longer than the 64-byte block',
+      'keyed: flat arguments, a non-ASCII text secret (its UTF-8 bytes)',
+      'flat arguments',
+    ];
+    expect(new Set(bySecret.map((name) => byName(name).key)).size).toBe(bySecret.length);
+    // No keyed key or fingerprint is any unkeyed key or fingerprint in the file.
+    const unkeyed = vectors.filter((vector) => vector.input.secret === undefined);
+    const unkeyedDigests = new Set(unkeyed.flatMap((vector) => [vector.key, vector.fingerprint]));
+    for (const vector of keyed) {
+      expect(unkeyedDigests.has(vector.key)).toBe(false);
+      expect(unkeyedDigests.has(vector.fingerprint)).toBe(false);
+    }
+    // The published secrets: 57 ASCII bytes; 32 bytes 00..1f; 90 bytes; UTF-8 of an accented text.
+    const secretOf = (name: string) => secretBytes(byName(name).input.secret!);
+    expect(secretOf('keyed: flat arguments').toString('utf8')).toBe(
+      'toolfence key-spec test secret -- published, never use it',
+    );
+    expect(secretOf('keyed: flat arguments, a 32-byte secret given as bytes')).toEqual(
+      Buffer.from(Array.from({ length: 32 }, (_, index) => index)),
+    );
+    expect(secretOf('keyed: flat arguments, a secret longer than the 64-byte block').length).toBeGreaterThan(
+      64,
+    );
+    const accented = byName('keyed: flat arguments, a non-ASCII text secret (its UTF-8 bytes)').input.secret!;
+    expect('text' in accented && accented.text.length).toBeLessThan(
+      secretOf('keyed: flat arguments, a non-ASCII text secret (its UTF-8 bytes)').length,
+    );
+  });
+
+  it('the unkeyed fingerprint of a 4-digit PIN among known arguments is found by trying all 10,000; the keyed one is not', () => {
+    const search = (fingerprint: string, secret?: string): string | undefined => {
+      for (let pin = 0; pin < 10_000; pin++) {
+        const guess = { cardId: 'card-7', pin: String(pin).padStart(4, '0') };
+        if (argumentsFingerprint(guess, { secret }) === fingerprint) return guess.pin;
+      }
+      return undefined;
+    };
+    expect(search(byName('unkeyed: business key with a 4-digit PIN among the arguments').fingerprint)).toBe(
+      '4821',
+    );
+    const keyed = byName('keyed: business key with a 4-digit PIN among the arguments');
+    // Without the secret (here: a guessed one), no PIN matches.
+    expect(search(keyed.fingerprint, 'a guessed secret that is not the real one!!')).toBeUndefined();
+    expect(search(keyed.fingerprint)).toBeUndefined();
   });
 
   it('keeps number spellings in the JSON text (2.0, -0, 1E+21) for other languages', () => {

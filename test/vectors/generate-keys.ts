@@ -10,7 +10,9 @@
  * and against an independent SHA-256 of `canonical`.
  */
 import { writeFileSync } from 'node:fs';
+import { canonicalJson } from '../../packages/core/src/key/canonical-json.js';
 import {
+  argumentsFingerprint,
   canonicalEnvelope,
   idempotencyKey,
   type KeyInput,
@@ -27,7 +29,26 @@ interface VectorInput {
   key?: 'arguments' | 'call' | { business: string };
   scope?: 'run' | 'tenant';
   callId?: string;
+  /** Keyed mode: the secret as text (its UTF-8 bytes are the HMAC key) or as hex bytes. */
+  secret?: { text: string } | { hex: string };
 }
+
+/**
+ * The published test secrets of docs/key-spec.md section 6.5. Public, so never use them.
+ * `text`: 57 ASCII bytes. `bytes`: exactly the minimum, 32 bytes 0x00..0x1f (not UTF-8 text).
+ * `long`: 90 bytes, longer than the 64-byte SHA-256 block (RFC 2104 hashes such a key first).
+ * `accented`: a string whose UTF-8 bytes (not its code units) are the key.
+ */
+const testSecret = { text: 'toolfence key-spec test secret -- published, never use it' } as const;
+const testSecretBytes = {
+  hex: Array.from({ length: 32 }, (_, index) => index.toString(16).padStart(2, '0')).join(''),
+} as const;
+const testSecretLong = {
+  text: 'toolfence long test secret: longer than the 64-byte SHA-256 block, so HMAC hashes it first',
+} as const;
+const testSecretAccented = {
+  text: 'cl\u00e9 de test toolfence, publi\u00e9e : ne jamais l\u2019utiliser',
+} as const;
 
 const run = { tenant: 'acme', runId: 'run-1', tool: 'create_order' } as const;
 const tenantScope = { tenant: 'acme', tool: 'refund', scope: 'tenant' } as const;
@@ -235,14 +256,97 @@ const vectors: Array<{ name: string; input: VectorInput }> = [
     name: 'explicit run scope and arguments strategy (same key as the defaults)',
     input: { ...run, scope: 'run', key: 'arguments', arguments: args({ orderId: 'A-100', amount: 5 }) },
   },
+  // Keyed mode (section 6): HMAC-SHA-256 of the same canonical text under the secret
+  {
+    name: 'keyed: flat arguments',
+    input: { ...run, arguments: args({ orderId: 'A-100', amount: 5 }), secret: testSecret },
+  },
+  {
+    name: 'keyed: flat arguments, other insertion order (same key)',
+    input: { ...run, arguments: '{"amount": 5, "orderId": "A-100"}', secret: testSecret },
+  },
+  {
+    name: 'keyed: flat arguments, a 32-byte secret given as bytes',
+    input: { ...run, arguments: args({ orderId: 'A-100', amount: 5 }), secret: testSecretBytes },
+  },
+  {
+    name: 'keyed: flat arguments, a secret longer than the 64-byte block',
+    input: { ...run, arguments: args({ orderId: 'A-100', amount: 5 }), secret: testSecretLong },
+  },
+  {
+    name: 'keyed: flat arguments, a non-ASCII text secret (its UTF-8 bytes)',
+    input: { ...run, arguments: args({ orderId: 'A-100', amount: 5 }), secret: testSecretAccented },
+  },
+  {
+    name: 'keyed: NFC string value',
+    input: { ...run, arguments: args({ name: 'Zo\u00eb M\u00fcller' }), secret: testSecret },
+  },
+  {
+    name: 'keyed: NFD string value (same key as NFC)',
+    input: { ...run, arguments: args({ name: 'Zoe\u0308 Mu\u0308ller' }), secret: testSecret },
+  },
+  {
+    name: 'keyed: key subset',
+    input: {
+      ...run,
+      arguments: '{"orderId": "A-1", "note": "first"}',
+      keyArguments: ['orderId'],
+      secret: testSecret,
+    },
+  },
+  {
+    name: 'keyed: call key',
+    input: {
+      ...run,
+      arguments: '{"to": "a@example.com"}',
+      key: 'call',
+      callId: 'call_abc',
+      secret: testSecret,
+    },
+  },
+  {
+    name: 'keyed: business key with a 4-digit PIN among the arguments',
+    input: {
+      ...tenantScope,
+      tool: 'unlock_card',
+      arguments: '{"cardId": "card-7", "pin": "4821"}',
+      key: { business: 'unlock:card-7' },
+      secret: testSecret,
+    },
+  },
+  {
+    name: 'unkeyed: business key with a 4-digit PIN among the arguments',
+    input: {
+      ...tenantScope,
+      tool: 'unlock_card',
+      arguments: '{"cardId": "card-7", "pin": "4821"}',
+      key: { business: 'unlock:card-7' },
+    },
+  },
+  {
+    name: 'keyed: tenant scope',
+    input: {
+      tenant: 'acme',
+      tool: 'create_order',
+      scope: 'tenant',
+      arguments: args({ orderId: 'A-100', amount: 5 }),
+      secret: testSecret,
+    },
+  },
 ];
 
+function secretOf(secret: VectorInput['secret']): string | Uint8Array | undefined {
+  if (secret === undefined) return undefined;
+  return 'text' in secret ? secret.text : Buffer.from(secret.hex, 'hex');
+}
+
 function toKeyInput(input: VectorInput): KeyInput {
-  const { key, arguments: raw, ...rest } = input;
+  const { key, arguments: raw, secret, ...rest } = input;
   return {
     ...rest,
     arguments: JSON.parse(raw) as Record<string, unknown>,
     ...(key === undefined ? {} : { key: typeof key === 'string' ? key : () => key.business }),
+    ...(secret === undefined ? {} : { secret: secretOf(secret) }),
   };
 }
 
@@ -255,6 +359,8 @@ const parts = vectors.map(({ name, input }) => {
       input: { ...input, arguments: placeholder },
       canonical: canonicalEnvelope(keyInput),
       key: idempotencyKey(keyInput),
+      argumentsCanonical: canonicalJson(keyInput.arguments),
+      fingerprint: argumentsFingerprint(keyInput.arguments, { secret: keyInput.secret }),
     },
     null,
     2,

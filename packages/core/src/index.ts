@@ -23,8 +23,17 @@ export {
   type OperatorResolution,
 } from './guard/guard.js';
 export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
-export { canonicalJson } from './key/canonical-json.js';
-export { argumentsFingerprint, idempotencyKey, type KeyInput } from './key/idempotency-key.js';
+export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
+export {
+  argumentsFingerprint,
+  type FingerprintOptions,
+  idempotencyKey,
+  type KeyInput,
+  type KeySecret,
+  keySecretProblem,
+  MAX_ID_LENGTH,
+  MIN_KEY_SECRET_BYTES,
+} from './key/idempotency-key.js';
 export {
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_ATTEMPTS,

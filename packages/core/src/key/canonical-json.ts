@@ -8,6 +8,16 @@ import { CanonicalizationError } from '../errors/canonicalization-error.js';
  */
 export const MAX_NESTING_DEPTH = 1000;
 
+/**
+ * The longest canonical text {@link canonicalJson} writes, in UTF-16 code units (16 Mi, as
+ * `MAX_OUTCOME_LENGTH`): a longer one is refused with a `CanonicalizationError` at the root
+ * (path `""`). The bound keeps time and memory in proportion to the input: without it a sparse
+ * array such as `Object.assign([], { length: 2 ** 32 - 1 })`, or one object reached twice at
+ * every level of a deep value, makes text far larger than the value itself (the first exhausted
+ * the heap of a Node.js process after about a minute).
+ */
+export const MAX_CANONICAL_LENGTH = 16_777_216;
+
 /** Strings that need neither escaping (RFC 8785 §3.2.2.2) nor NFC normalisation. */
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 /** Any code unit above ASCII. NFC of ASCII is the string itself (UAX #15): `normalize` is skipped. */
@@ -21,6 +31,12 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 type Segment = string | number;
 
 /**
+ * Every {@link Fault} made here. Recognising one by membership rather than `instanceof` reads
+ * nothing of the thrown value, so a thrown Proxy (even a revoked one) cannot throw again.
+ */
+const faults = new WeakSet<object>();
+
+/**
  * A refusal on its way up to {@link canonicalJson}. Each enclosing container adds its member's
  * reference token while the fault unwinds, so no path is kept while encoding succeeds.
  */
@@ -32,7 +48,52 @@ class Fault {
     readonly cause?: unknown,
     /** For a cycle: how many containers enclose the repeated value's first occurrence. */
     readonly ancestorDepth?: number,
-  ) {}
+    /** A refusal of the whole text (too long): its path is the root, whatever container saw it. */
+    readonly whole = false,
+  ) {
+    faults.add(this);
+  }
+}
+
+function isFault(error: unknown): error is Fault {
+  return typeof error === 'object' && error !== null && faults.has(error);
+}
+
+/**
+ * The fault for `error` thrown while the value at `segment` was read or encoded: a fault already
+ * (from deeper down) gets the segment; anything else (a getter, a Proxy trap, a stack overflow)
+ * becomes a fault with the error as its cause.
+ */
+function faultAt(error: unknown, segment: Segment | undefined): Fault {
+  const fault = isFault(error) ? error : new Fault(`reading the value threw ${describeThrown(error)}`, error);
+  if (segment !== undefined && !fault.whole) fault.segments.push(segment);
+  return fault;
+}
+
+/** What was thrown, for a message; never throws itself (the thrown value may be a hostile Proxy). */
+export function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error) {
+      const message = String(error.message);
+      return `${error.name}: ${message.length > 200 ? `${message.slice(0, 200)}...` : message}`;
+    }
+    if (typeof error === 'string')
+      return JSON.stringify(error.length > 200 ? `${error.slice(0, 200)}...` : error);
+    if (typeof error === 'object' && error !== null) return 'a non-Error object';
+    if (typeof error === 'symbol') return 'a symbol';
+    return String(error);
+  } catch {
+    return 'a value that cannot be described';
+  }
+}
+
+function tooLong(): Fault {
+  return new Fault(
+    `the canonical text is longer than ${MAX_CANONICAL_LENGTH} UTF-16 code units`,
+    undefined,
+    undefined,
+    true,
+  );
 }
 
 /**
@@ -80,16 +141,22 @@ class Fault {
  *     count as such instances too;
  *   - a `toJSON` method that throws (the error is kept as `cause`);
  *   - `undefined`, a function or a symbol at the root (where `JSON.stringify` returns
- *     `undefined`, not a JSON text).
- *   An exception thrown by a getter or a Proxy trap while reading the value propagates as is.
+ *     `undefined`, not a JSON text);
+ *   - a canonical text longer than {@link MAX_CANONICAL_LENGTH} code units (path `""`);
+ *   - anything thrown while the value is read: a getter, a Proxy trap (a revoked Proxy throws
+ *     from every trap), or a stack overflow; the thrown value is kept as `cause` (the path is
+ *     that of the value being read). A Proxy is otherwise read through its traps, as
+ *     `JSON.stringify` reads it.
+ *   Nothing else is thrown, whatever `value` is.
  */
 export function canonicalJson(value: unknown): string {
   const ancestors: object[] = [];
   let text: string | undefined;
   try {
     text = encode(value, '', ancestors);
-  } catch (error) {
-    if (!(error instanceof Fault)) throw error;
+    if (text !== undefined && text.length > MAX_CANONICAL_LENGTH) throw tooLong();
+  } catch (caught) {
+    const error = faultAt(caught, undefined);
     const segments = error.segments.reverse();
     let reason = error.reason;
     if (error.ancestorDepth !== undefined) {
@@ -104,11 +171,20 @@ export function canonicalJson(value: unknown): string {
   if (text === undefined) {
     throw new CanonicalizationError(
       '',
-      `the value${hasToJSON(value) ? ' returned by toJSON' : ''} is undefined, a function or a symbol, ` +
+      // An object encodes to text unless its toJSON returned one of these.
+      `the value${typeof value === 'object' && value !== null ? ' returned by toJSON' : ''} is undefined, a function or a symbol, ` +
         'which has no JSON form (JSON.stringify returns undefined for it)',
     );
   }
   return text;
+}
+
+function callToJSON(toJSON: (this: unknown, key: string) => unknown, value: unknown, key: string): unknown {
+  try {
+    return toJSON.call(value, key);
+  } catch (error) {
+    throw new Fault(`its toJSON method threw ${describeThrown(error)}`, error);
+  }
 }
 
 /**
@@ -120,11 +196,11 @@ function encode(input: unknown, key: Segment, ancestors: object[]): string | und
   if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
     const toJSON = (value as { toJSON?: unknown }).toJSON;
     if (typeof toJSON === 'function') {
-      try {
-        value = toJSON.call(value, typeof key === 'number' ? String(key) : key);
-      } catch (error) {
-        throw new Fault('its toJSON method threw', error);
-      }
+      value = callToJSON(
+        toJSON as (key: string) => unknown,
+        value,
+        typeof key === 'number' ? String(key) : key,
+      );
     }
   }
   switch (typeof value) {
@@ -186,12 +262,13 @@ function encodeArray(array: readonly unknown[], ancestors: object[]): string {
   try {
     for (; index < length; index++) {
       const item = encode(array[index], index, ancestors);
-      if (index > 0) out += ',';
-      out += item === undefined ? 'null' : item;
+      // One append per item (a short ',' + item is copied flat), so a long array makes half as
+      // many rope nodes.
+      out += index === 0 ? (item ?? 'null') : item === undefined ? ',null' : ',' + item;
+      if (out.length > MAX_CANONICAL_LENGTH) throw tooLong();
     }
   } catch (error) {
-    if (error instanceof Fault) error.segments.push(index);
-    throw error;
+    throw faultAt(error, index);
   }
   ancestors.pop();
   return out + ']';
@@ -250,10 +327,10 @@ function encodeMembers(object: Record<string, unknown>, ancestors: object[]): st
       const member = encode(object[key], key, ancestors);
       if (member === undefined) continue;
       out += (out.length === 1 ? '"' : ',"') + key + '":' + member;
+      if (out.length > MAX_CANONICAL_LENGTH) throw tooLong();
     }
   } catch (error) {
-    if (error instanceof Fault) error.segments.push(key);
-    throw error;
+    throw faultAt(error, key);
   }
   ancestors.pop();
   return out + '}';
@@ -282,10 +359,10 @@ function encodeMembersSlow(object: Record<string, unknown>, keys: string[], ance
       const text = encode(object[key], key, ancestors);
       if (text === undefined) continue;
       out += (out.length === 1 ? '' : ',') + JSON.stringify(member.nfc) + ':' + text;
+      if (out.length > MAX_CANONICAL_LENGTH) throw tooLong();
     }
   } catch (error) {
-    if (error instanceof Fault) error.segments.push(key);
-    throw error;
+    throw faultAt(error, key);
   }
   ancestors.pop();
   return out + '}';
@@ -350,23 +427,25 @@ function hasSlot(unbox: (this: unknown) => unknown, value: object): boolean {
   }
 }
 
+/** What kind of object `value` is, for a message. Reads its prototype, so it must not throw. */
 function describeInstance(value: object): string {
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor?.name ?? 'typed array'}`;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  const ctor =
-    typeof prototype === 'object' && prototype !== null
-      ? (prototype as { constructor?: unknown }).constructor
-      : undefined;
-  const name = typeof ctor === 'function' && ctor.name !== '' ? ctor.name : undefined;
-  return name === undefined ? 'an object with a non-plain prototype' : `an instance of ${name}`;
-}
-
-function hasToJSON(value: unknown): boolean {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { toJSON?: unknown }).toJSON === 'function'
-  );
+  try {
+    if (ArrayBuffer.isView(value)) {
+      const viewName: unknown = value.constructor?.name;
+      return `a ${typeof viewName === 'string' && viewName !== '' ? viewName : 'typed array'}`;
+    }
+    const prototype: unknown = Object.getPrototypeOf(value);
+    const ctor =
+      typeof prototype === 'object' && prototype !== null
+        ? (prototype as { constructor?: unknown }).constructor
+        : undefined;
+    const name: unknown = typeof ctor === 'function' ? ctor.name : undefined;
+    return typeof name === 'string' && name !== ''
+      ? `an instance of ${name}`
+      : 'an object with a non-plain prototype';
+  } catch {
+    return 'an object with a non-plain prototype';
+  }
 }
 
 /** A key for a message: JSON-quoted, every code unit outside printable ASCII as `\uXXXX`. */

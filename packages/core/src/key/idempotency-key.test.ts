@@ -1,10 +1,18 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CanonicalizationError } from '../errors/canonicalization-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
+import { PolicyError } from '../errors/policy-error.js';
 import { canonicalJson } from './canonical-json.js';
-import { argumentsFingerprint, canonicalEnvelope, idempotencyKey, type KeyInput } from './idempotency-key.js';
+import {
+  argumentsFingerprint,
+  canonicalEnvelope,
+  idempotencyKey,
+  type KeyInput,
+  keySecretProblem,
+  MAX_ID_LENGTH,
+} from './idempotency-key.js';
 
 const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const base = { tenant: 'acme', runId: 'run-1', tool: 'refund' } as const;
@@ -266,19 +274,63 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
     expect(error.tool).toBe('refund');
   });
 
-  it('refuses a tenant or tool that is not a non-empty string', () => {
-    expect(derivationError({ ...base, tenant: '', arguments: {} }).message).toMatch(
-      /the tenant must be a non-empty string/,
+  it('refuses a tenant or tool name no store accepts (nameProblem), naming the field', () => {
+    const tenant = (value: unknown) => derivationError({ ...base, tenant: value as string, arguments: {} });
+    const tool = (value: unknown) => derivationError({ ...base, tool: value as string, arguments: {} });
+    for (const [value, reason] of [
+      ['', /the tenant must not be empty/],
+      [7, /the tenant must be a string, got number/],
+      ['t'.repeat(257), /the tenant must be at most 256 characters, got 257/],
+      ['a\u0000b', /the tenant must not contain NUL/],
+      ['a\udc00', /the tenant must be well-formed Unicode/],
+    ] as const) {
+      const error = tenant(value);
+      expect(error.message).toMatch(reason);
+      expect(error.field).toBe('tenant');
+      expect(error.tool).toBe('refund');
+    }
+    expect(idempotencyKey({ ...base, tenant: 't'.repeat(256), arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
+    for (const [value, reason] of [
+      ['', /the tool name must not be empty/],
+      [undefined, /the tool name must be a string, got undefined/],
+      ['x'.repeat(257), /the tool name must be at most 256 characters/],
+      ['a\u0000b', /the tool name must not contain NUL/],
+      ['\ud800x', /the tool name must be well-formed Unicode/],
+    ] as const) {
+      const error = tool(value);
+      expect(error.message).toMatch(reason);
+      expect(error.field).toBe('tool');
+    }
+    expect(tool(undefined).tool).toBe('undefined');
+    // The name in the error is escaped and cut: a megabyte name does not make a megabyte message.
+    const long = tool('y'.repeat(1_000_000));
+    expect(long.message.length).toBeLessThan(400);
+    expect(tool('a\u0000b').tool).toBe('"a\\u0000b"');
+  });
+
+  it('refuses a run id or call id that is too long or not well-formed (they are hashed, never stored)', () => {
+    expect(idempotencyKey({ ...base, runId: 'r'.repeat(MAX_ID_LENGTH), arguments: {} })).toMatch(
+      /^[0-9a-f]{64}$/,
     );
-    expect(derivationError({ ...base, tenant: 7 as unknown as string, arguments: {} }).message).toMatch(
-      /tenant/,
+    const long = derivationError({ ...base, runId: 'r'.repeat(MAX_ID_LENGTH + 1), arguments: {} });
+    expect(long.message).toMatch(/the run id must be at most 1024 characters, got 1025/);
+    expect(long.field).toBe('runId');
+    const lone = derivationError({ ...base, runId: 'run-\ud800', arguments: {} });
+    expect(lone.message).toMatch(/the run id must be well-formed Unicode/);
+    expect(lone.field).toBe('runId');
+    const call = { ...base, arguments: {}, key: 'call' as const };
+    expect(idempotencyKey({ ...call, callId: 'c'.repeat(MAX_ID_LENGTH) })).toMatch(/^[0-9a-f]{64}$/);
+    expect(derivationError({ ...call, callId: 'c'.repeat(MAX_ID_LENGTH + 1) }).field).toBe('callId');
+    expect(derivationError({ ...call, callId: '\udfffx' }).message).toMatch(
+      /tool call id must be well-formed/,
     );
-    expect(derivationError({ ...base, tool: '', arguments: {} }).message).toMatch(
-      /the tool name must be a non-empty string/,
+    // NUL is fine in a hashed id (it is escaped as \u0000); only stored names refuse it.
+    expect(idempotencyKey({ ...base, runId: 'a\u0000b', arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
+    // Unused ids are not looked at: scope 'tenant' ignores the run id, other keys the call id.
+    expect(idempotencyKey({ ...base, scope: 'tenant', runId: '\ud800', arguments: {} })).toMatch(
+      /^[0-9a-f]{64}$/,
     );
-    expect(derivationError({ ...base, tool: undefined as unknown as string, arguments: {} }).tool).toBe(
-      'undefined',
-    );
+    expect(idempotencyKey({ ...base, callId: 'x'.repeat(5000), arguments: {} })).toMatch(/^[0-9a-f]{64}$/);
   });
 
   it('refuses unknown strategies and scopes, empty or malformed keyArguments, and keyArguments with another strategy', () => {
@@ -318,9 +370,7 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
     expect(business.message).toMatch(/the business key cannot be canonicalized: .*lone surrogate/);
     expect(CanonicalizationError.isInstance(business.cause)).toBe(true);
 
-    expect(derivationError({ ...base, tenant: 'a\udc00', arguments: {} }).message).toMatch(
-      /the tenant cannot be canonicalized/,
-    );
+    expect(business.field).toBe('key');
   });
 
   it('turns an error thrown while reading an argument (a getter) into a KeyDerivationError with it as cause', () => {
@@ -331,8 +381,17 @@ describe('idempotencyKey refusals (KeyDerivationError naming the tool)', () => {
       },
     };
     const error = derivationError({ ...base, arguments: args });
-    expect(error.message).toMatch(/the arguments could not be read: getter failed/);
-    expect(error.cause).toBe(boom);
+    expect(error.message).toMatch(
+      /the arguments cannot be canonicalized at "\/amount": reading the value threw Error: getter failed/,
+    );
+    expect(error.field).toBe('arguments');
+    expect(CanonicalizationError.isInstance(error.cause)).toBe(true);
+    expect((error.cause as CanonicalizationError).path).toBe('/amount');
+    expect((error.cause as CanonicalizationError).cause).toBe(boom);
+    // A key argument's own getter: the thrown error is the cause, the argument is named.
+    const keyed = derivationError({ ...base, arguments: args, keyArguments: ['amount'] });
+    expect(keyed.argument).toBe('amount');
+    expect(keyed.cause).toBe(boom);
   });
 
   it('lets an argument outside keyArguments be anything (it is not encoded)', () => {
@@ -432,5 +491,123 @@ describe('properties', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('keyed mode (HMAC-SHA-256 under a secret)', () => {
+  const secret = 'a test secret of at least thirty-two bytes';
+  const hmac = (key: string | Uint8Array, text: string): string =>
+    createHmac('sha256', key).update(text, 'utf8').digest('hex');
+  const input: KeyInput = { ...base, arguments: { orderId: 'A-100', amount: 5 } };
+
+  it('is the HMAC-SHA-256 of the same canonical envelope, and never the unkeyed key', () => {
+    const envelope = canonicalEnvelope(input);
+    expect(canonicalEnvelope({ ...input, secret })).toBe(envelope);
+    const keyed = idempotencyKey({ ...input, secret });
+    expect(keyed).toBe(hmac(secret, envelope));
+    expect(keyed).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyed).not.toBe(idempotencyKey(input));
+    expect(idempotencyKey({ ...input, secret: undefined })).toBe(idempotencyKey(input));
+  });
+
+  it('a string secret is its UTF-8 bytes; a Buffer and a Uint8Array of those bytes give the same key', () => {
+    const bytes = Buffer.from(secret, 'utf8');
+    const key = idempotencyKey({ ...input, secret });
+    expect(idempotencyKey({ ...input, secret: bytes })).toBe(key);
+    expect(idempotencyKey({ ...input, secret: new Uint8Array(bytes) })).toBe(key);
+    // A view into a larger buffer: only its own bytes count.
+    const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('yy')]);
+    expect(idempotencyKey({ ...input, secret: padded.subarray(2, 2 + bytes.length) })).toBe(key);
+    // Strings are not normalised: NFC and NFD spellings are two secrets.
+    const nfc = `${'\u00e9'.repeat(16)}`;
+    expect(idempotencyKey({ ...input, secret: nfc })).not.toBe(
+      idempotencyKey({ ...input, secret: nfc.normalize('NFD') }),
+    );
+  });
+
+  it('different secrets give different keys and fingerprints; keys still separate tenants, tools and strategies', () => {
+    const other = 'another test secret of at least 32 bytes';
+    expect(idempotencyKey({ ...input, secret })).not.toBe(idempotencyKey({ ...input, secret: other }));
+    expect(argumentsFingerprint(input.arguments, { secret })).not.toBe(
+      argumentsFingerprint(input.arguments, { secret: other }),
+    );
+    const keys = [
+      idempotencyKey({ ...input, secret }),
+      idempotencyKey({ ...input, tenant: 'globex', secret }),
+      idempotencyKey({ ...input, tool: 'charge', secret }),
+      idempotencyKey({ ...input, key: 'call', callId: 'c1', secret }),
+      idempotencyKey({ ...input, key: () => 'c1', secret }),
+    ];
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('a change to the caller’s secret array after the call changes nothing already derived', () => {
+    const bytes = Buffer.alloc(32, 1);
+    const before = idempotencyKey({ ...input, secret: bytes });
+    bytes[0] = 2;
+    expect(idempotencyKey({ ...input, secret: bytes })).not.toBe(before);
+    bytes[0] = 1;
+    expect(idempotencyKey({ ...input, secret: bytes })).toBe(before);
+  });
+
+  it.each([
+    ['31 ASCII bytes', 'x'.repeat(31), /must be at least 32 bytes, got 31/],
+    ['the empty string', '', /must be at least 32 bytes, got 0/],
+    ['31 bytes as a Uint8Array', new Uint8Array(31), /must be at least 32 bytes, got 31/],
+    ['a lone surrogate', `${'x'.repeat(40)}\ud800`, /well-formed Unicode/],
+    ['an array of secrets', ['x'.repeat(32), 'y'.repeat(32)], /must be one secret .* not an array/],
+    ['null', null, /must be a string or a Uint8Array/],
+    ['a number', 32, /must be a string or a Uint8Array/],
+    ['an ArrayBuffer', new ArrayBuffer(32), /must be a string or a Uint8Array/],
+    ['a Uint16Array', new Uint16Array(16), /must be a string or a Uint8Array/],
+  ])(
+    'refuses a secret that is %s: KeyDerivationError (field secret), PolicyError for the fingerprint',
+    (_case, bad, reason) => {
+      const error = derivationError({ ...input, secret: bad as string });
+      expect(error.field).toBe('secret');
+      expect(error.message).toMatch(reason);
+      expect(keySecretProblem(bad)).toMatch(reason);
+      try {
+        argumentsFingerprint({}, { secret: bad as string });
+        expect.fail('expected a PolicyError');
+      } catch (caught) {
+        expect(PolicyError.isInstance(caught)).toBe(true);
+        expect((caught as PolicyError).field).toBe('secret');
+        expect((caught as PolicyError).message).toMatch(reason);
+      }
+    },
+  );
+
+  it('accepts exactly 32 bytes, counting a string in UTF-8 (16 × "é" is 32 bytes)', () => {
+    expect(keySecretProblem('x'.repeat(32))).toBeUndefined();
+    expect(keySecretProblem('\u00e9'.repeat(16))).toBeUndefined();
+    expect(keySecretProblem('\u00e9'.repeat(15))).toMatch(/got 30/);
+    expect(keySecretProblem(Buffer.alloc(32))).toBeUndefined();
+    expect(idempotencyKey({ ...input, secret: '\u00e9'.repeat(16) })).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('keySecretProblem never throws: a revoked Proxy, an own byteLength that lies', () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    expect(keySecretProblem(proxy)).toMatch(/could not be read|must be a string/);
+    const liar = Object.defineProperty(new Uint8Array(4), 'byteLength', { value: 64 });
+    expect(keySecretProblem(liar)).toMatch(/got 4/);
+  });
+
+  it('the secret is checked before the arguments are read, so a bad secret fails every call alike', () => {
+    const error = derivationError({
+      ...base,
+      arguments: null as unknown as Record<string, unknown>,
+      secret: 'short',
+    });
+    expect(error.field).toBe('secret');
+  });
+
+  it('argumentsFingerprint: HMAC of the canonical arguments; {} and { secret: undefined } are unkeyed', () => {
+    const args = { b: [1, 2], a: 'x' };
+    expect(argumentsFingerprint(args, { secret })).toBe(hmac(secret, '{"a":"x","b":[1,2]}'));
+    expect(argumentsFingerprint(args, {})).toBe(argumentsFingerprint(args));
+    expect(argumentsFingerprint(args, { secret: undefined })).toBe(sha256('{"a":"x","b":[1,2]}'));
+    expect(() => argumentsFingerprint(args, null as unknown as { secret: string })).toThrow(PolicyError);
   });
 });
