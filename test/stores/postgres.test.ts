@@ -29,6 +29,12 @@ describeStoreConformance(
     return store;
   },
   {
+    // Racers on pools of their own: every race really reaches PostgreSQL from several backends.
+    createPeerStore: () => {
+      const pool = createPool({ max: 10 });
+      pools.push(pool);
+      return new PostgresStore({ pool, schema });
+    },
     createUnavailableStore: () => {
       const pool = createUnreachablePool();
       pools.push(pool);

@@ -50,6 +50,7 @@ describeStoreConformance(
   'RedisStore on Redis Cluster',
   async () => new RedisStore({ client: await connectCluster(), prefix }),
   {
+    createPeerStore: async () => new RedisStore({ client: await connectCluster(), prefix }),
     createUnavailableStore: async () => {
       const client = new Cluster([{ host: '127.0.0.1', port: await freePort() }]);
       client.on('error', () => {});

@@ -20,6 +20,12 @@ describeStoreConformance(
     return new RedisStore({ client, prefix });
   },
   {
+    // Racers on connections of their own: every race really reaches Redis from several clients.
+    createPeerStore: async () => {
+      const client = await connectRedis();
+      clients.push(client);
+      return new RedisStore({ client, prefix });
+    },
     createUnavailableStore: async () => {
       // Nothing listens on this port: the client keeps reconnecting and never becomes ready.
       const client = new Redis({ host: '127.0.0.1', port: await freePort() });

@@ -1,7 +1,11 @@
 /**
  * The store contract: types only. Every store (MemoryStore, RedisStore, PostgresStore, or a
  * user's own) implements {@link IdempotencyStore} and must pass the conformance suite exported
- * from `@toolfence/core/testing`.
+ * from `@toolfence/core/testing` (vitest) or `@toolfence/core/testing/node` (node:test, any runner).
+ *
+ * The full contract, written for store authors (every answer of every operation, the exact error
+ * types, clocks, atomicity, input limits, retention): `docs/store-contract.md` in this package,
+ * i.e. `node_modules/@toolfence/core/docs/store-contract.md`.
  *
  * Rules every implementation keeps:
  * - Every operation that decides ownership (claim, renew, complete, release, markIndeterminate,
@@ -11,7 +15,8 @@
  *   milliseconds since the Unix epoch on that clock.
  * - A record never holds the call's arguments, only their fingerprint.
  * - Any infrastructure failure is thrown as `StoreUnavailableError`; it is never reported as a
- *   status (an unreachable store is never read as permission).
+ *   status (an unreachable store is never read as permission). Input outside the limits of
+ *   `store-input.ts` is refused with `StoreInputError` before anything is written.
  */
 
 /** Lifecycle of a record. A released record is deleted, not kept with a state. */
@@ -172,9 +177,10 @@ export interface WaitOptions {
 }
 
 /**
- * A shared store of idempotency records. See the module comment for the rules every
- * implementation keeps, and `describeStoreConformance` in `@toolfence/core/testing` for the
- * behaviour it must show.
+ * A shared store of idempotency records. The contract: `docs/store-contract.md` in
+ * `@toolfence/core` (every operation's answers, `error.type` values, clocks, atomic steps, input
+ * limits, retention). `describeStoreConformance` in `@toolfence/core/testing` (or
+ * `registerStoreConformance` in `@toolfence/core/testing/node`) checks it.
  */
 export interface IdempotencyStore {
   /** Version of this contract the store implements. */
@@ -188,7 +194,10 @@ export interface IdempotencyStore {
    * `completed` / `indeterminate` / `abandoned` → that state with the record.
    * `in_progress` with a live lease → `busy`. With an expired lease: `at-least-once` takes over
    * (fence + 1, attempt + 1 → `acquired`, `takeover: true`) or, when `attempt >= maxAttempts`,
-   * marks it `abandoned`; `at-most-once` marks it `indeterminate` (type `LeaseExpired`).
+   * marks it `abandoned`; `at-most-once` marks it `indeterminate`. Both record
+   * `error.type === 'LeaseExpired'` with any non-empty message (docs/store-contract.md,
+   * "Error types a store must produce").
+   * @throws StoreInputError (input outside docs/store-contract.md "What every store accepts"; nothing written)
    * @throws StoreUnavailableError
    */
   claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult>;

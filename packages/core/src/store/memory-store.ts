@@ -1,3 +1,4 @@
+import { StoreInputError } from '../errors/store-input-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import type {
   ClaimOptions,
@@ -16,6 +17,15 @@ import type {
   WaitOptions,
   WaitResult,
 } from './idempotency-store.js';
+import {
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkRetentionMs,
+} from './store-input.js';
 
 /** A clock in epoch milliseconds. */
 export interface Clock {
@@ -66,6 +76,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    checkRecordRef(ref);
+    checkClaimOptions(options);
     this.assertOpen('claim');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -156,6 +168,9 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkLeaseMs(leaseMs);
     this.assertOpen('renew');
     const now = this.clock.now();
     const record = this.live(recordId(ref), now);
@@ -175,6 +190,10 @@ export class MemoryStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkOutcome(outcome);
+    checkRetentionMs(retentionMs);
     this.assertOpen('complete');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -193,6 +212,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
     this.assertOpen('release');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -212,6 +233,10 @@ export class MemoryStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkRecordedError(error);
+    checkRetentionMs(retentionMs);
     this.assertOpen('markIndeterminate');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -228,12 +253,22 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    checkRecordRef(ref);
     this.assertOpen('get');
     const record = this.live(recordId(ref), this.clock.now());
     return record === undefined ? null : snapshot(record);
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    checkRecordRef(ref);
+    if (resolution === null || typeof resolution !== 'object') {
+      throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
+    }
+    if ('outcome' in resolution) checkOutcome(resolution.outcome);
+    else if (resolution.released !== true) {
+      throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
+    }
+    checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -255,6 +290,7 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
+    checkRecordRef({ tenant: options?.tenant, key: 'forget' });
     this.assertOpen('forget');
     let erased = 0;
     for (const [id, record] of this.records) {
@@ -268,6 +304,7 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    checkRecordRef(ref);
     this.assertOpen('waitForSettle');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -277,19 +314,36 @@ export class MemoryStore implements IdempotencyStore {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
 
     return new Promise<WaitResult>((resolve, reject) => {
-      const untilLeaseMs = record.leaseExpiresAtMs - now;
-      const byLease = untilLeaseMs <= options.timeoutMs;
-      const timer = setTimeout(
-        () => finish(byLease ? 'lease_expired' : 'timeout'),
-        Math.min(untilLeaseMs, options.timeoutMs),
-      );
+      const timeoutAtMs = performance.now() + options.timeoutMs;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // A Node.js timer may fire a millisecond before the clock reaches the deadline, and a
+      // renewal moves the deadline: at each wake-up the lease is judged again by the store's
+      // clock, and the timer re-armed while it is live (S6: the wake-up agrees with claim).
+      const arm = (): void => {
+        const current = this.live(id, this.clock.now());
+        if (current === undefined || current.state !== 'in_progress') {
+          finish('settled');
+          return;
+        }
+        const untilLeaseMs = current.leaseExpiresAtMs - this.clock.now();
+        if (untilLeaseMs <= 0) {
+          finish('lease_expired');
+          return;
+        }
+        const untilTimeoutMs = timeoutAtMs - performance.now();
+        if (untilTimeoutMs <= 0) {
+          finish('timeout');
+          return;
+        }
+        timer = setTimeout(arm, Math.min(Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs)), 2_147_483_647));
+      };
       const onAbort = (): void => {
         cleanup();
         reject(options.signal?.reason);
       };
       const waiter: Waiter = { wake: (result) => finish(result) };
       const cleanup = (): void => {
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         const set = this.waiters.get(id);
         set?.delete(waiter);
@@ -306,6 +360,7 @@ export class MemoryStore implements IdempotencyStore {
         this.waiters.set(id, set);
       }
       set.add(waiter);
+      arm();
     });
   }
 

@@ -1,5 +1,6 @@
 /**
- * What every store accepts (docs/store-contract.md, "What every store accepts"). One set of
+ * What every store accepts (`docs/store-contract.md` in this package, "What every store
+ * accepts"). One set of
  * limits for MemoryStore, RedisStore, PostgresStore, SQLiteStore and a user's own store, so the
  * same call is either accepted by all of them or refused by all of them with
  * {@link StoreInputError} before anything is written. The guard checks the same limits before it
