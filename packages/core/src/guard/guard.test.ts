@@ -882,6 +882,57 @@ describe('Guard under hostile input and failures', () => {
     expect((failed as Error).cause).toBeInstanceOf(SyntaxError);
   });
 
+  it('keySecret makes keys and fingerprints HMACs: same secret dedupes, another secret or none does not', async () => {
+    const store = new MemoryStore();
+    const secret = 'a test secret that is at least 32 bytes long';
+    const keyed = new Guard({ store, tenant: 'acme', keySecret: secret });
+    const sameSecret = new Guard({ store, tenant: 'acme', keySecret: Buffer.from(secret) });
+    const plain = new Guard({ store, tenant: 'acme' });
+    const policy = { kind: Idempotency.EFFECTFUL, key: 'call' as const };
+    const keys: string[] = [];
+    const body = () => {
+      keys.push(currentToolCall()!.idempotencyKey);
+      return 'ran';
+    };
+    const pin = call({ pin: '4711' }, policy, { callId: 'c-1' });
+    expect(await keyed.run(pin, body)).toBe('ran');
+    expect(await sameSecret.run(pin, () => 'must not run')).toBe('ran');
+    expect(await plain.run(pin, body)).toBe('ran');
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).not.toBe(keys[1]);
+    const record = await store.get({ tenant: 'acme', key: keys[0] as string });
+    // The stored fingerprint is not the plain SHA-256 of the arguments (which a PIN guess would match).
+    const plainRecord = await store.get({ tenant: 'acme', key: keys[1] as string });
+    expect(record?.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(record?.fingerprint).not.toBe(plainRecord?.fingerprint);
+  });
+
+  it('a keySecret shorter than 32 bytes, or given as undefined, is refused when the guard is made', () => {
+    for (const keySecret of ['short', new Uint8Array(31), undefined, '']) {
+      expect(() => new Guard({ store: new MemoryStore(), keySecret: keySecret as never })).toThrow(
+        PolicyError,
+      );
+    }
+  });
+
+  it('an argument that cannot be read under key: "call" is a KeyDerivationError with the cause', async () => {
+    const { guard } = setup();
+    const args = Object.defineProperty({}, 'pin', {
+      enumerable: true,
+      get() {
+        throw new RangeError('no reading');
+      },
+    });
+    const error = await rejection(
+      guard.run(
+        call(args, { kind: Idempotency.EFFECTFUL, key: 'call' }, { callId: 'c-9' }),
+        () => 'must not run',
+      ),
+    );
+    expect(KeyDerivationError.isInstance(error)).toBe(true);
+    expect((error as Error).cause).toBeDefined();
+  });
+
   it('guard.run for the same key from inside its own body fails at once instead of waiting for itself', async () => {
     const { guard } = setup();
     const error = await rejection(

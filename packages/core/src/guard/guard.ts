@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
+import { CanonicalizationError } from '../errors/canonicalization-error.js';
 import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
@@ -7,10 +8,16 @@ import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import { PolicyError } from '../errors/policy-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
-import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
+import {
+  argumentsFingerprint,
+  idempotencyKey,
+  type KeySecret,
+  keySecretProblem,
+} from '../key/idempotency-key.js';
 import {
   Idempotency,
   type IdempotencyPolicy,
@@ -46,6 +53,15 @@ export interface GuardOptions {
   readonly onEvent?: GuardEventListener;
   /** How outcomes are stored and replayed. Default {@link jsonOutcomeCodec}. */
   readonly codec?: OutcomeCodec;
+  /**
+   * A secret of at least 32 bytes (a `Uint8Array`, or a string taken as its UTF-8 bytes) that makes
+   * every idempotency key and arguments fingerprint an HMAC-SHA-256 instead of a plain SHA-256, so
+   * a record's fingerprint cannot be reversed by guessing low-entropy arguments (a PIN, an amount).
+   * Rotating it changes every key: records under the old secret are not found and age out within
+   * the retention window (docs/key-spec.md, "Keyed mode"). Default: none (plain SHA-256).
+   * @throws PolicyError (from the constructor) when it is shorter than 32 bytes or not a secret.
+   */
+  readonly keySecret?: KeySecret;
 }
 
 /** One call to guard. */
@@ -181,6 +197,7 @@ export class Guard {
   private readonly defaults: PolicyDefaults;
   private readonly onEvent: GuardEventListener | undefined;
   private readonly codec: OutcomeCodec;
+  private readonly keySecret: KeySecret | undefined;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
   private readonly flights = new Map<string, Flight>();
   private readonly instanceId = randomUUID();
@@ -197,6 +214,13 @@ export class Guard {
     this.defaults = options.defaults ?? {};
     this.onEvent = options.onEvent;
     this.codec = options.codec ?? jsonOutcomeCodec;
+    if (Object.hasOwn(options, 'keySecret')) {
+      // An explicit undefined is refused too: an unset environment variable must not quietly
+      // switch keyed mode off.
+      const problem = keySecretProblem(options.keySecret);
+      if (problem !== undefined) throw new PolicyError('keySecret', problem);
+    }
+    this.keySecret = options.keySecret;
     // Check the defaults once, where they are written.
     resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
   }
@@ -258,13 +282,14 @@ export class Guard {
       key: policy.key,
       scope: policy.scope,
       callId: call.callId,
+      secret: this.keySecret,
     });
     // An all-arguments key already commits to every argument; other keys need a fingerprint to
     // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
     // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
     // serves as the fingerprint (other arguments are not compared, and need not be hashable).
     const checkFingerprint = policy.key !== 'arguments';
-    const fingerprint = checkFingerprint ? argumentsFingerprint(call.arguments) : key;
+    const fingerprint = checkFingerprint ? this.fingerprintOf(call) : key;
     const running = currentToolCall();
     if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
       throw new TypeError(
@@ -540,6 +565,18 @@ export class Guard {
   async inspect(key: string, options: { tenant?: string } = {}): Promise<IdempotencyRecord | null> {
     const ref = { tenant: options.tenant ?? this.tenant, key };
     return this.storeCall('get', () => this.store.get(ref));
+  }
+
+  /** The fingerprint of every argument; a value that cannot be read is a KeyDerivationError. */
+  private fingerprintOf(call: GuardedCall): string {
+    try {
+      return argumentsFingerprint(call.arguments, { secret: this.keySecret });
+    } catch (error) {
+      if (!CanonicalizationError.isInstance(error)) throw error;
+      throw new KeyDerivationError(call.tool, `the arguments cannot be fingerprinted: ${error.message}`, {
+        cause: error,
+      });
+    }
   }
 
   private policyOf(policy: IdempotencyPolicy, tool: string): ResolvedPolicy {
