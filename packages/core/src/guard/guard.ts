@@ -180,7 +180,7 @@ class Flight {
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
- * runs the body at most once per key (DESIGN.md, "The guard"):
+ * runs the body at most once per key (docs/design.md and docs/guarantee.md in the repository):
  * - `completed`: returns the recorded outcome without entering the body (`tool.deduplicated`);
  * - `busy`: waits for the holder's answer (woken by the store, bounded by `waitTimeoutMs`);
  * - `acquired`: runs the body with a {@link ToolCallContext}, renews the lease every
