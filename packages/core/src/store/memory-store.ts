@@ -16,6 +16,18 @@ import type {
   WaitOptions,
   WaitResult,
 } from './idempotency-store.js';
+import {
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkResolution,
+  checkRetentionMs,
+  checkTenant,
+  checkWaitOptions,
+} from './store-input.js';
 
 /** A clock in epoch milliseconds. */
 export interface Clock {
@@ -66,6 +78,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    checkRecordRef(ref);
+    checkClaimOptions(options);
     this.assertOpen('claim');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -156,6 +170,9 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkLeaseMs(leaseMs);
     this.assertOpen('renew');
     const now = this.clock.now();
     const record = this.live(recordId(ref), now);
@@ -175,6 +192,10 @@ export class MemoryStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkOutcome(outcome);
+    checkRetentionMs(retentionMs);
     this.assertOpen('complete');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -193,6 +214,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
     this.assertOpen('release');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -212,6 +235,10 @@ export class MemoryStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkRecordedError(error);
+    checkRetentionMs(retentionMs);
     this.assertOpen('markIndeterminate');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -228,12 +255,16 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    checkRecordRef(ref);
     this.assertOpen('get');
     const record = this.live(recordId(ref), this.clock.now());
     return record === undefined ? null : snapshot(record);
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    checkRecordRef(ref);
+    checkResolution(resolution);
+    if ('outcome' in resolution) checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -255,6 +286,7 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
+    checkTenant(options?.tenant);
     this.assertOpen('forget');
     let erased = 0;
     for (const [id, record] of this.records) {
@@ -268,6 +300,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    checkRecordRef(ref);
+    checkWaitOptions(options);
     this.assertOpen('waitForSettle');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -277,12 +311,25 @@ export class MemoryStore implements IdempotencyStore {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
 
     return new Promise<WaitResult>((resolve, reject) => {
-      const untilLeaseMs = record.leaseExpiresAtMs - now;
-      const byLease = untilLeaseMs <= options.timeoutMs;
-      const timer = setTimeout(
-        () => finish(byLease ? 'lease_expired' : 'timeout'),
-        Math.min(untilLeaseMs, options.timeoutMs),
-      );
+      // The wait's own timeout is a worker-side duration (monotonic); the lease is judged by the
+      // store's clock, exactly as claim judges it.
+      const timeoutAtMs = performance.now() + options.timeoutMs;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = (leaseExpiresAtMs: number, nowMs: number): void => {
+        const untilLeaseMs = leaseExpiresAtMs - nowMs;
+        const untilTimeoutMs = timeoutAtMs - performance.now();
+        timer = setTimeout(onTimer, Math.max(1, Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs))));
+      };
+      // A Node timer may fire a little before the clock reaches the deadline it was armed for:
+      // decide on the clock, as claim does, and re-arm when the lease is still live (rule S6).
+      const onTimer = (): void => {
+        const nowMs = this.clock.now();
+        const current = this.live(id, nowMs);
+        if (current === undefined || current.state !== 'in_progress') finish('settled');
+        else if (current.leaseExpiresAtMs <= nowMs) finish('lease_expired');
+        else if (performance.now() >= timeoutAtMs) finish('timeout');
+        else arm(current.leaseExpiresAtMs, nowMs);
+      };
       const onAbort = (): void => {
         cleanup();
         reject(options.signal?.reason);
@@ -299,6 +346,7 @@ export class MemoryStore implements IdempotencyStore {
         cleanup();
         resolve(result);
       };
+      arm(record.leaseExpiresAtMs, now);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       let set = this.waiters.get(id);
       if (set === undefined) {

@@ -69,6 +69,20 @@ local channel = ARGV[9]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -120,6 +134,9 @@ end
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
+checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
+checkDuration('maxAttempts', maxAttempts, 1000)
 
 local record = readRecord(key)
 
@@ -245,6 +262,20 @@ local channel = ARGV[5]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -296,6 +327,7 @@ end
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -354,6 +386,20 @@ local key = KEYS[1]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -460,6 +506,20 @@ local channel = ARGV[6]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -511,6 +571,7 @@ end
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -576,6 +637,20 @@ local channel = ARGV[3]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -682,6 +757,20 @@ local leaseMs = tonumber(ARGV[3])
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -733,6 +822,7 @@ end
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
+checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -792,6 +882,20 @@ local channel = ARGV[4]
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -842,6 +946,9 @@ end
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
+end
+if resolution == 'outcome' then
+  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 end
 
 local now = nowMs()

@@ -10,6 +10,20 @@
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
