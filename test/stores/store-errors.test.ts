@@ -4,6 +4,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
   type ClaimOptions,
+  Guard,
+  Idempotency,
   type RecordRef,
   StoreConfigurationError,
   StoreInputError,
@@ -110,6 +112,33 @@ describe('PostgreSQL errors are classified for what they are', () => {
       expect(error.message).toContain('PostgresStore at a custom queryable');
       expect(sent(), label).toBe(1);
     }
+  });
+
+  it('through the Guard: a value the database refuses is StoreInputError at once (no retried claim), body not run', async () => {
+    const { queryable, sent } = tampering((values) =>
+      values.map((value, index) => (index === 2 && typeof value === 'string' ? `${value}\u0000` : value)),
+    );
+    const store = new PostgresStore({ pool: queryable, schema, autoCleanup: false });
+    const guard = new Guard({ store, tenant: 'errors' });
+    let bodyRuns = 0;
+    const error = await failure(
+      guard.run(
+        {
+          tool: 'refund',
+          arguments: { orderId: randomUUID() },
+          runId: 'r',
+          callId: 'c',
+          policy: { kind: Idempotency.EFFECTFUL },
+        },
+        async () => {
+          bodyRuns += 1;
+          return 'paid';
+        },
+      ),
+    );
+    expect(StoreInputError.isInstance(error), String(error)).toBe(true);
+    expect(bodyRuns).toBe(0);
+    expect(sent()).toBe(1);
   });
 
   it('a missing table or schema is StoreConfigurationError naming ensureSchema()', async () => {

@@ -304,10 +304,14 @@ describe('S2: outcomes are byte-exact', () => {
   });
 
   each(
-    '1 MB and 4 MB outcomes (with NUL and astral characters) come back ===',
+    '1 MB and 4 MB outcomes (with and without NUL, astral characters inside) come back ===',
     async ({ store }) => {
-      const unit = 'abc\u0000😀é';
-      for (const length of [1_048_576, 4_194_304]) {
+      // With NUL (PostgreSQL: the bytea column) and without (the text column).
+      for (const [unit, length] of [
+        ['abc\u0000😀é', 1_048_576],
+        ['abc\u0000😀é', 4_194_304],
+        ['abc😀é"\\', 4_194_304],
+      ] as const) {
         const outcome = unit.repeat(Math.ceil(length / unit.length)).slice(0, length - 1) + '!';
         const target = ref();
         const claimed = await acquire(store, target);
@@ -322,6 +326,30 @@ describe('S2: outcomes are byte-exact', () => {
       }
     },
     60_000,
+  );
+});
+
+describe('S2: the 16 Mi code unit limit', () => {
+  each(
+    'an outcome of exactly MAX_OUTCOME_LENGTH code units (NUL and astral characters inside) is stored and read back ===',
+    async ({ store }) => {
+      const outcome = `\u0000😀${'x'.repeat(MAX_OUTCOME_LENGTH - 5)}\u0000!`;
+      expect(outcome.length).toBe(MAX_OUTCOME_LENGTH);
+      const target = ref();
+      const claimed = await acquire(store, target);
+      expect(await store.complete(target, claimed.holder, outcome, 60_000)).toEqual({ status: 'completed' });
+      const repeat = await store.claim(target, claimOptions());
+      expect(repeat.status === 'completed' && repeat.record.outcome === outcome).toBe(true);
+      // One more code unit is refused before anything is sent (S1 pins the I/O count).
+      const other = ref();
+      const otherClaim = await acquire(store, other);
+      const error = await store.complete(other, otherClaim.holder, `${outcome}y`, 60_000).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(StoreInputError.isInstance(error)).toBe(true);
+    },
+    120_000,
   );
 });
 

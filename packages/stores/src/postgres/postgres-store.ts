@@ -152,6 +152,13 @@ const listenWaitMs = 2_000;
  * - Round trips: a first call is 2 (claim, complete), a repeat 1, a takeover 1.
  * - Expired rows are treated as absent and deleted by {@link cleanup} in bounded batches.
  * - {@link waitForSettle} LISTENs on one shared connection per store, with polling as fallback.
+ * - Input is checked first (`StoreInputError`, nothing sent). Every operation has a client-side
+ *   deadline, `operationTimeoutMs` (default 5000): past it, `StoreUnavailableError`. A statement
+ *   the database refuses is `StoreInputError` (SQLSTATE classes 22, 54) or
+ *   `StoreConfigurationError` (a missing table: run `ensureSchema()`; a privilege; a read-only
+ *   node); only an outage is `StoreUnavailableError`. Errors name the store's address, never
+ *   credentials.
+ * - Outcomes are byte-exact, NUL included (migration 0003 keeps those in a bytea column).
  *
  * Create the table first with {@link ensureSchema}.
  *

@@ -112,7 +112,10 @@ function isCluster(client: Redis | Cluster): client is Cluster {
  * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
  *   subscriber connection per store (a `duplicate()` of the client, opened on first use), and
  *   re-reads the record as a fallback.
- * - Any Redis failure, or no reply within `commandTimeoutMs`, throws `StoreUnavailableError`.
+ * - Input is checked first (`StoreInputError`, nothing sent). A connection failure, a "not now"
+ *   reply, or no reply within `operationTimeoutMs` (default 5000) throws `StoreUnavailableError`;
+ *   an error reply no retry fixes (a script error, WRONGTYPE, NOPERM, READONLY) throws
+ *   `StoreConfigurationError`. Every error names the store and its address, never credentials.
  *
  * With asynchronous replication a failover can lose a claim: on Redis the lease is an
  * efficiency mechanism and the fence is what makes a stale result harmless (see docs/redis.md).
@@ -463,7 +466,7 @@ export class RedisStore implements IdempotencyStore {
     if (this.#closed) throw new StoreUnavailableError(operation, `${this.#site}: the store was closed`);
   }
 
-  /** Runs one Redis exchange: fails fast on a lost connection, bounded by commandTimeoutMs. */
+  /** Runs one Redis exchange: fails fast on a lost connection, bounded by operationTimeoutMs. */
   async #run<T>(
     operation: string,
     connection: Redis | Cluster | undefined,
