@@ -249,6 +249,42 @@ describe('Redis errors are classified and name the address', () => {
     }
   });
 
+  it('a record an older version wrote with retentionMs = MAX_SAFE_INTEGER decodes (no longer stuck) and heals on the next write', async () => {
+    const store = new RedisStore({ client: redis, prefix });
+    closers.push(() => store.close());
+    const target = ref();
+    const owner = randomUUID();
+    // What the previous claim script wrote for retentionMs = Number.MAX_SAFE_INTEGER: deadlines
+    // above 2^53 (doubles that no longer hold the integer they meant).
+    await redis.eval(
+      `local t = redis.call('TIME')
+       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+       local lease = now + 30000
+       local retention = tonumber(ARGV[2])
+       local packed = cmsgpack.pack('in_progress', 1, 1, ARGV[1], lease, lease + retention, retention, 'refund', ARGV[3])
+       redis.call('SET', KEYS[1], packed, 'PXAT', lease + retention)
+       return 1`,
+      1,
+      store.namesOf(target).key,
+      owner,
+      String(Number.MAX_SAFE_INTEGER),
+      'f'.repeat(64),
+    );
+    const busy = await store.claim(target, claimOptions());
+    // Read as the ceiling 2^52 - 1 (see lua/includes/record.lua): an exact integer on every client.
+    expect(busy).toMatchObject({ status: 'busy', record: { owner, expiresAtMs: 2 ** 52 - 1 } });
+    const renewed = await store.renew(target, { fence: 1, owner }, 30_000);
+    expect(renewed.status).toBe('renewed');
+    expect(await store.complete(target, { fence: 1, owner }, '"paid"', 60_000)).toEqual({
+      status: 'completed',
+    });
+    const repeat = await store.claim(target, claimOptions());
+    expect(repeat).toMatchObject({ status: 'completed', record: { outcome: '"paid"' } });
+    if (repeat.status !== 'completed') throw new Error('expected completed');
+    expect(repeat.record.expiresAtMs).toBeLessThan(Date.now() + 120_000);
+    expect(await redis.pttl(store.namesOf(target).key)).toBeLessThanOrEqual(60_000);
+  });
+
   it("a script's own refusal is StoreInputError, a script error is StoreConfigurationError, not an outage", async () => {
     const store = new RedisStore({ client: redis, prefix });
     closers.push(() => store.close());

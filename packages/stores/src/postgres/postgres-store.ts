@@ -859,7 +859,7 @@ function readOutcome(row: Row): string | undefined {
  * `host:port/database` of a pg `Pool`, `Client` or `PoolClient`, for error messages: never the
  * user or the password (rule S5). A queryable of your own is `a custom queryable`.
  */
-export function describeAddress(pool: unknown): string {
+function describeAddress(pool: unknown): string {
   const source = pool as {
     options?: Record<string, unknown>;
     connectionParameters?: Record<string, unknown>;

@@ -75,6 +75,11 @@ local channel = ARGV[9]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -95,6 +100,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -113,6 +125,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -268,6 +282,11 @@ local channel = ARGV[5]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -288,6 +307,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -306,6 +332,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -392,6 +420,11 @@ local key = KEYS[1]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -412,6 +445,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -430,6 +470,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -512,6 +554,11 @@ local channel = ARGV[6]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -532,6 +579,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -550,6 +604,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -643,6 +699,11 @@ local channel = ARGV[3]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -663,6 +724,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -681,6 +749,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -763,6 +833,11 @@ local leaseMs = tonumber(ARGV[3])
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -783,6 +858,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -801,6 +883,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
@@ -888,6 +972,11 @@ local channel = ARGV[4]
 -- exact integer below 2^53 and then can no longer be decoded (rule S4).
 local MAX_LEASE_MS = 2147483647
 local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
 
 local function checkDuration(name, value, maxMs)
   if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
@@ -908,6 +997,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -926,6 +1022,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)
