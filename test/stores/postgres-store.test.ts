@@ -3,7 +3,7 @@
 // retention cleanup, identifier quoting and the single LISTEN connection.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ClaimOptions, RecordRef } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { PostgresStore, type PostgresStoreOptions } from '@toolfence/stores/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ beforeAll(async () => {
   await requirePostgres();
   pool = newPool({ max: 30 });
   store = newStore({ pool });
-  expect(await store.ensureSchema()).toEqual({ applied: [1, 2] });
+  expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3] });
 });
 
 afterAll(async () => {
@@ -126,7 +126,7 @@ describe('PostgresStore on PostgreSQL', () => {
       newStore({ pool: newPool({ max: 1 }), schema: raceSchema }),
     );
     const results = await Promise.all(racers.map((racer) => racer.ensureSchema()));
-    expect(results.filter((result) => result.applied.length > 0)).toEqual([{ applied: [1, 2] }]);
+    expect(results.filter((result) => result.applied.length > 0)).toEqual([{ applied: [1, 2, 3] }]);
     expect(results.filter((result) => result.applied.length === 0)).toHaveLength(19);
     expect(
       Number(
@@ -134,7 +134,7 @@ describe('PostgresStore on PostgreSQL', () => {
           `SELECT count(*) FROM ${pg.escapeIdentifier(raceSchema)}.idempotency_records_migrations`,
         ),
       ),
-    ).toBe(2);
+    ).toBe(3);
     expect(await racers[0]!.ensureSchema()).toEqual({ applied: [] });
     const target = ref();
     expect((await racers[7]!.claim(target, claimOptions())).status).toBe('acquired');
@@ -379,9 +379,9 @@ describe('PostgresStore on PostgreSQL', () => {
     const tenant = `cleanup-${randomBytes(4).toString('hex')}`;
     const expired = Array.from({ length: 25 }, () => ({ tenant, key: randomBytes(32).toString('hex') }));
     for (const target of expired) {
-      const options = claimOptions({ leaseMs: 10, retentionMs: 0 });
+      const options = claimOptions({ leaseMs: 10, retentionMs: 1 });
       await store.claim(target, options);
-      await store.complete(target, { fence: 1, owner: options.owner }, '"old"', 0);
+      await store.complete(target, { fence: 1, owner: options.owner }, '"old"', 1);
     }
     const live = { tenant, key: randomBytes(32).toString('hex') };
     await store.claim(live, claimOptions());
@@ -412,9 +412,9 @@ describe('PostgresStore on PostgreSQL', () => {
 
   it('a claim over an expired row replaces it in the same statement, starting at fence 1', async () => {
     const target = ref();
-    const first = claimOptions({ leaseMs: 10, retentionMs: 0 });
+    const first = claimOptions({ leaseMs: 10, retentionMs: 1 });
     await store.claim(target, first);
-    await store.complete(target, { fence: 1, owner: first.owner }, '"old"', 0);
+    await store.complete(target, { fence: 1, owner: first.owner }, '"old"', 1);
     await sleep(15);
     const again = await store.claim(target, claimOptions({ tool: 'another-tool' }));
     expect(again).toMatchObject({ status: 'acquired', fence: 1, attempt: 1, takeover: false });
@@ -425,9 +425,9 @@ describe('PostgresStore on PostgreSQL', () => {
   it('runs opportunistic cleanup off the caller’s path after everyClaims claims', async () => {
     const auto = newStore({ pool, autoCleanup: { everyClaims: 3, limit: 1000 } });
     const target = ref();
-    const options = claimOptions({ leaseMs: 10, retentionMs: 0 });
+    const options = claimOptions({ leaseMs: 10, retentionMs: 1 });
     await auto.claim(target, options);
-    await auto.complete(target, { fence: 1, owner: options.owner }, '"old"', 0);
+    await auto.complete(target, { fence: 1, owner: options.owner }, '"old"', 1);
     await sleep(15);
     const count = async () =>
       Number(await scalar(`SELECT count(*) FROM ${store.tableName} WHERE tenant = $1`, [target.tenant]));
@@ -443,7 +443,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const oddTable = 'Tool Fence "records" --';
     schemas.push(oddSchema);
     const odd = newStore({ pool, schema: oddSchema, table: oddTable });
-    expect(await odd.ensureSchema()).toEqual({ applied: [1, 2] });
+    expect(await odd.ensureSchema()).toEqual({ applied: [1, 2, 3] });
     expect(
       await scalar('SELECT count(*)::int FROM pg_tables WHERE schemaname = $1 AND tablename IN ($2, $3)', [
         oddSchema,
@@ -586,13 +586,13 @@ describe('PostgresStore on PostgreSQL', () => {
 
     const unmigrated = newStore({ pool, schema: `${schema}_never_created` });
     const missing = await unmigrated.get(ref()).catch((caught: unknown) => caught);
-    expect(StoreUnavailableError.isInstance(missing)).toBe(false);
+    expect(StoreConfigurationError.isInstance(missing)).toBe(true);
     expect(String(missing)).toMatch(/does not exist; run `await store\.ensureSchema\(\)`/);
   });
 
   it('refuses a lease that is zero, negative or not a number instead of storing no expiry', async () => {
     for (const leaseMs of [0, -5, Number.NaN, Number.POSITIVE_INFINITY]) {
-      await expect(store.claim(ref(), claimOptions({ leaseMs }))).rejects.toThrow(RangeError);
+      await expect(store.claim(ref(), claimOptions({ leaseMs }))).rejects.toThrow(StoreInputError);
     }
   });
 

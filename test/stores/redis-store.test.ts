@@ -3,7 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { ClaimOptions, ClaimResult, IdempotencyStore, RecordRef } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -250,9 +250,11 @@ describe('claims', () => {
 
   it('refuses a lease or retention that is not a positive integer instead of storing "no expiry"', async () => {
     const ref = newRef();
-    await expect(store.claim(ref, claimOptions({ leaseMs: 0 }))).rejects.toThrow(RangeError);
-    await expect(store.claim(ref, claimOptions({ leaseMs: -5 }))).rejects.toThrow(RangeError);
-    await expect(store.claim(ref, claimOptions({ retentionMs: Number.NaN }))).rejects.toThrow(RangeError);
+    await expect(store.claim(ref, claimOptions({ leaseMs: 0 }))).rejects.toThrow(StoreInputError);
+    await expect(store.claim(ref, claimOptions({ leaseMs: -5 }))).rejects.toThrow(StoreInputError);
+    await expect(store.claim(ref, claimOptions({ retentionMs: Number.NaN }))).rejects.toThrow(
+      StoreInputError,
+    );
     expect(await store.get(ref)).toBeNull();
   });
 });
@@ -432,7 +434,7 @@ describe('outcomes', () => {
     const ref = newRef();
     const claimed = await acquire(ref);
     await expect(store.complete(ref, claimed.holder, 'broken \ud800 pair', 60_000)).rejects.toThrow(
-      TypeError,
+      StoreInputError,
     );
     expect((await store.get(ref))?.state).toBe('in_progress');
   });
@@ -735,7 +737,7 @@ describe('an unavailable Redis', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
-  it('bounds a server that accepts but never answers by commandTimeoutMs', async () => {
+  it('bounds a server that accepts but never answers by operationTimeoutMs (commandTimeoutMs, its former name, still works)', async () => {
     const sockets = new Set<Socket>();
     const silent: Server = createServer((socket) => {
       sockets.add(socket);
@@ -752,7 +754,9 @@ describe('an unavailable Redis', () => {
       const error = await down.claim(newRef(), claimOptions()).catch((caught: unknown) => caught);
       const elapsedMs = performance.now() - started;
       expect(StoreUnavailableError.isInstance(error)).toBe(true);
-      expect((error as Error).message).toMatch(/no reply from Redis within 300 ms/);
+      expect((error as Error).message).toMatch(
+        new RegExp(`RedisStore at 127\\.0\\.0\\.1:${port}/0: no reply within operationTimeoutMs \\(300 ms`),
+      );
       expect(elapsedMs).toBeGreaterThan(250);
       expect(elapsedMs).toBeLessThan(1000);
     } finally {

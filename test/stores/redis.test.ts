@@ -31,7 +31,7 @@ describeStoreConformance(
       const client = new Redis({ host: '127.0.0.1', port: await freePort() });
       client.on('error', () => {});
       clients.push(client);
-      return new RedisStore({ client, prefix, commandTimeoutMs: 500 });
+      return new RedisStore({ client, prefix, operationTimeoutMs: 500 });
     },
     cleanup: async () => {
       const client = clients[0]!;

@@ -81,3 +81,54 @@ describe('MemoryStore', () => {
     expect(claim.status).toBe('indeterminate');
   });
 });
+
+describe('MemoryStore wake-up and claim agree on time (rule S6)', () => {
+  const base = {
+    tool: 't',
+    fingerprint: 'f',
+    retentionMs: 60_000,
+    mode: 'at-least-once',
+    maxAttempts: 1000,
+    checkFingerprint: false,
+  } as const;
+
+  // A Node timer may fire before Date.now() reaches the deadline it was armed for; before the
+  // fix about 2% of these rounds woke `lease_expired` and were then told `busy` by claim.
+  it('a claim right after a lease_expired wake-up is never busy (600 rounds)', async () => {
+    const store = new MemoryStore();
+    const busyAfterWake: number[] = [];
+    for (let round = 0; round < 600; round++) {
+      const ref = { tenant: 't', key: `k${round}` };
+      const leaseMs = 1 + (round % 4);
+      expect((await store.claim(ref, { ...base, owner: `a${round}`, leaseMs })).status).toBe('acquired');
+      expect(await store.waitForSettle(ref, { timeoutMs: 1_000 })).toBe('lease_expired');
+      const next = await store.claim(ref, { ...base, owner: `b${round}`, leaseMs: 1_000 });
+      if (next.status === 'busy') busyAfterWake.push(round);
+      else expect(next).toMatchObject({ status: 'acquired', takeover: true });
+    }
+    expect(busyAfterWake).toEqual([]);
+  });
+
+  it('concurrent waiters: every one that wakes lease_expired is followed by a claim that is not busy', async () => {
+    const store = new MemoryStore();
+    let busy = 0;
+    for (let round = 0; round < 20; round++) {
+      const refs = Array.from({ length: 15 }, (_, index) => ({ tenant: 't', key: `c${round}-${index}` }));
+      await Promise.all(
+        refs.map((ref, index) => store.claim(ref, { ...base, owner: `a${index}`, leaseMs: 1 + (index % 5) })),
+      );
+      const answers = await Promise.all(
+        refs.map(async (ref, index) => {
+          const woke = await store.waitForSettle(ref, { timeoutMs: 1_000 });
+          const next = await store.claim(ref, { ...base, owner: `b${index}`, leaseMs: 1_000 });
+          return { woke, status: next.status };
+        }),
+      );
+      for (const answer of answers) {
+        expect(answer.woke).toBe('lease_expired');
+        if (answer.status === 'busy') busy += 1;
+      }
+    }
+    expect(busy).toBe(0);
+  });
+});

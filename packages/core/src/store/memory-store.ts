@@ -1,4 +1,3 @@
-import { StoreInputError } from '../errors/store-input-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import type {
   ClaimOptions,
@@ -24,7 +23,10 @@ import {
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
+  checkResolution,
   checkRetentionMs,
+  checkTenant,
+  checkWaitOptions,
 } from './store-input.js';
 
 /** A clock in epoch milliseconds. */
@@ -261,14 +263,8 @@ export class MemoryStore implements IdempotencyStore {
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     checkRecordRef(ref);
-    if (resolution === null || typeof resolution !== 'object') {
-      throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
-    }
-    if ('outcome' in resolution) checkOutcome(resolution.outcome);
-    else if (resolution.released !== true) {
-      throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
-    }
-    checkRetentionMs(retentionMs);
+    checkResolution(resolution);
+    if ('outcome' in resolution) checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -290,7 +286,7 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
-    checkRecordRef({ tenant: options?.tenant, key: 'forget' });
+    checkTenant(options?.tenant);
     this.assertOpen('forget');
     let erased = 0;
     for (const [id, record] of this.records) {
@@ -305,6 +301,7 @@ export class MemoryStore implements IdempotencyStore {
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
     checkRecordRef(ref);
+    checkWaitOptions(options);
     this.assertOpen('waitForSettle');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -314,28 +311,24 @@ export class MemoryStore implements IdempotencyStore {
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
 
     return new Promise<WaitResult>((resolve, reject) => {
+      // The wait's own timeout is a worker-side duration (monotonic); the lease is judged by the
+      // store's clock, exactly as claim judges it.
       const timeoutAtMs = performance.now() + options.timeoutMs;
       let timer: ReturnType<typeof setTimeout> | undefined;
-      // A Node.js timer may fire a millisecond before the clock reaches the deadline, and a
-      // renewal moves the deadline: at each wake-up the lease is judged again by the store's
-      // clock, and the timer re-armed while it is live (S6: the wake-up agrees with claim).
-      const arm = (): void => {
-        const current = this.live(id, this.clock.now());
-        if (current === undefined || current.state !== 'in_progress') {
-          finish('settled');
-          return;
-        }
-        const untilLeaseMs = current.leaseExpiresAtMs - this.clock.now();
-        if (untilLeaseMs <= 0) {
-          finish('lease_expired');
-          return;
-        }
+      const arm = (leaseExpiresAtMs: number, nowMs: number): void => {
+        const untilLeaseMs = leaseExpiresAtMs - nowMs;
         const untilTimeoutMs = timeoutAtMs - performance.now();
-        if (untilTimeoutMs <= 0) {
-          finish('timeout');
-          return;
-        }
-        timer = setTimeout(arm, Math.min(Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs)), 2_147_483_647));
+        timer = setTimeout(onTimer, Math.max(1, Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs))));
+      };
+      // A Node timer may fire a little before the clock reaches the deadline it was armed for:
+      // decide on the clock, as claim does, and re-arm when the lease is still live (rule S6).
+      const onTimer = (): void => {
+        const nowMs = this.clock.now();
+        const current = this.live(id, nowMs);
+        if (current === undefined || current.state !== 'in_progress') finish('settled');
+        else if (current.leaseExpiresAtMs <= nowMs) finish('lease_expired');
+        else if (performance.now() >= timeoutAtMs) finish('timeout');
+        else arm(current.leaseExpiresAtMs, nowMs);
       };
       const onAbort = (): void => {
         cleanup();
@@ -343,7 +336,7 @@ export class MemoryStore implements IdempotencyStore {
       };
       const waiter: Waiter = { wake: (result) => finish(result) };
       const cleanup = (): void => {
-        if (timer !== undefined) clearTimeout(timer);
+        clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         const set = this.waiters.get(id);
         set?.delete(waiter);
@@ -353,6 +346,7 @@ export class MemoryStore implements IdempotencyStore {
         cleanup();
         resolve(result);
       };
+      arm(record.leaseExpiresAtMs, now);
       options.signal?.addEventListener('abort', onAbort, { once: true });
       let set = this.waiters.get(id);
       if (set === undefined) {
@@ -360,7 +354,6 @@ export class MemoryStore implements IdempotencyStore {
         this.waiters.set(id, set);
       }
       set.add(waiter);
-      arm();
     });
   }
 

@@ -153,3 +153,42 @@ export function checkRecordedError(error: RecordedError): void {
     throw new StoreInputError('error message', 'must be well-formed Unicode (it has a lone surrogate)');
   }
 }
+
+/** A tenant alone (`forget`). @throws StoreInputError */
+export function checkTenant(tenant: string): void {
+  checkName('tenant', tenant);
+}
+
+/**
+ * `waitForSettle` options: `timeoutMs` a finite number of ms in 0..MAX_TIMER_MS (fractions allowed:
+ * a caller counting on `performance.now()` passes what is left of its wait). @throws StoreInputError
+ */
+export function checkWaitOptions(options: { readonly timeoutMs: number }): void {
+  if (options === null || typeof options !== 'object')
+    throw new StoreInputError('wait options', 'must be an object');
+  const { timeoutMs } = options;
+  if (
+    typeof timeoutMs !== 'number' ||
+    !Number.isFinite(timeoutMs) ||
+    timeoutMs < 0 ||
+    timeoutMs > MAX_TIMER_MS
+  ) {
+    throw new StoreInputError(
+      'timeoutMs',
+      `must be a number of milliseconds in 0..${MAX_TIMER_MS}, got ${String(timeoutMs)}`,
+    );
+  }
+}
+
+/** A resolution: `{ outcome }` (checked as an outcome) or `{ released: true }`. @throws StoreInputError */
+export function checkResolution(
+  resolution: { readonly outcome: string } | { readonly released: true },
+): void {
+  if (resolution === null || typeof resolution !== 'object')
+    throw new StoreInputError('resolution', 'must be an object');
+  if ('outcome' in resolution) {
+    checkOutcome(resolution.outcome);
+  } else if ((resolution as { released?: unknown }).released !== true) {
+    throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
+  }
+}

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
 import { postgresGeneratedModulePath, renderPostgresSqlModule } from '../../scripts/generate-postgres-sql.js';
 import { migrations, statements } from './generated-sql.js';
 import { postgresNames, quoteIdentifier, renderSql, validateIdentifier } from './identifiers.js';
-import { isUnavailableError, toStoreError } from './postgres-errors.js';
+import { classifyFailure, isUnavailableError, toStoreError } from './postgres-errors.js';
 
 describe('generated SQL module', () => {
   it('is up to date with src/postgres/sql/*.sql (run the generator when this fails)', () => {
@@ -60,37 +60,57 @@ describe('identifiers', () => {
 describe('error classification', () => {
   const serverError = (code: string) =>
     Object.assign(new Error(`server says ${code}`), { code, severity: 'ERROR' });
+  const site = { store: 'PostgresStore at 127.0.0.1:5432/test', table: '"s"."t"' };
 
-  it('treats connection, shutdown, timeout, resource and read-only errors as unavailable', () => {
-    for (const code of ['08006', '57P01', '57014', '53300', '40001', '40P01', '25006', '55P03', 'XX000']) {
-      expect(isUnavailableError(serverError(code)), code).toBe(true);
+  it('treats connection, shutdown, timeout and resource errors as unavailable', () => {
+    for (const code of ['08006', '57P01', '57014', '53300', '40001', '40P01', '55P03', 'XX000', '58030']) {
+      expect(classifyFailure(serverError(code)), code).toBe('unavailable');
     }
     for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND']) {
       expect(isUnavailableError(Object.assign(new Error(code), { code })), code).toBe(true);
     }
     expect(isUnavailableError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isUnavailableError(new Error('Query read timeout'))).toBe(true);
     expect(
       isUnavailableError(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })])),
     ).toBe(true);
   });
 
-  it('does not disguise a statement the server rejects as unavailability', () => {
-    for (const code of ['42601', '42501', '22P02', '23505']) {
-      const error = serverError(code);
-      expect(isUnavailableError(error), code).toBe(false);
-      expect(toStoreError('claim', error, '"s"."t"'), code).toBe(error);
+  it('reports input-class SQLSTATEs (22, 54) as StoreInputError', () => {
+    for (const code of ['22021', '22P05', '22003', '22001', '54000']) {
+      const mapped = toStoreError('claim', serverError(code), site);
+      expect(StoreInputError.isInstance(mapped), code).toBe(true);
+      expect((mapped as Error).message).toContain(site.store);
+      expect((mapped as Error).cause).toBeDefined();
     }
-    expect(isUnavailableError(new TypeError('bug'))).toBe(false);
   });
 
-  it('wraps unavailability in StoreUnavailableError with the cause, and names ensureSchema for a missing table', () => {
+  it('reports a missing or older schema, a permission, a read-only node and other refusals as StoreConfigurationError', () => {
+    const missing = toStoreError('get', serverError('42P01'), site) as Error;
+    expect(StoreConfigurationError.isInstance(missing)).toBe(true);
+    expect(missing.message).toMatch(/"s"\."t" does not exist; run `await store\.ensureSchema\(\)`/);
+    expect(missing.message).toContain('127.0.0.1:5432/test');
+    expect((toStoreError('get', serverError('3F000'), site) as Error).message).toMatch(/ensureSchema/);
+    expect((toStoreError('get', serverError('42703'), site) as Error).message).toMatch(
+      /older than this store/,
+    );
+    expect((toStoreError('claim', serverError('42501'), site) as Error).message).toMatch(/privilege/);
+    expect((toStoreError('claim', serverError('25006'), site) as Error).message).toMatch(/read-only/);
+    for (const code of ['42601', '23505', '28P01', '3D000']) {
+      expect(StoreConfigurationError.isInstance(toStoreError('claim', serverError(code), site)), code).toBe(
+        true,
+      );
+    }
+  });
+
+  it("rethrows what is not PostgreSQL's unchanged, and wraps unavailability with the cause and the address", () => {
+    const bug = new TypeError('bug');
+    expect(toStoreError('claim', bug, site)).toBe(bug);
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    const wrapped = toStoreError('claim', refused, '"s"."t"');
+    const wrapped = toStoreError('claim', refused, site);
     expect(StoreUnavailableError.isInstance(wrapped)).toBe(true);
     expect((wrapped as StoreUnavailableError).operation).toBe('claim');
+    expect((wrapped as Error).message).toContain('PostgresStore at 127.0.0.1:5432/test');
     expect((wrapped as Error).cause).toBe(refused);
-    const missing = toStoreError('get', serverError('42P01'), '"s"."t"') as Error;
-    expect(StoreUnavailableError.isInstance(missing)).toBe(false);
-    expect(missing.message).toMatch(/"s"\."t" does not exist; run `await store\.ensureSchema\(\)`/);
   });
 });

@@ -110,6 +110,23 @@ CREATE TRIGGER {{notify_delete_trigger}}
   EXECUTE FUNCTION {{notify_function}}();
 `,
   },
+  {
+    version: 3,
+    name: '0003_outcome_bytes',
+    text: `-- Migration 0003: outcomes that hold NUL (U+0000), byte for byte.
+-- Placeholders as in 0001_init.sql.
+--
+-- A PostgreSQL \`text\` value cannot contain NUL (SQLSTATE 22021), yet an outcome may be any
+-- well-formed string (rule S2). The store now writes an outcome that contains NUL as its UTF-8
+-- bytes into \`outcome_bytes\` (and NULL into \`outcome\`); every other outcome stays in \`outcome\`,
+-- as before, so a store of the previous version reading the same table during a rolling upgrade
+-- still reads every outcome it could have written itself, and the common repeat reads the same
+-- row shape as before. A reader takes \`outcome\` when it is set and \`outcome_bytes\` otherwise (a
+-- previous version that completes a row writes \`outcome\` and leaves a stale \`outcome_bytes\`
+-- behind; the text then wins). Only completed records carry an outcome.
+ALTER TABLE {{table}} ADD COLUMN outcome_bytes bytea;
+`,
+  },
 ];
 
 /** Statement templates; `{{placeholders}}` are replaced with quoted identifiers. */
@@ -171,7 +188,7 @@ WITH answered AS (
   ON CONFLICT (tenant, key) DO UPDATE SET (
     tool, fingerprint, state, fence, attempt, owner,
     claimed_at, lease_expires_at, expires_at, retention_ms,
-    outcome, error_type, error_message, waited
+    outcome, outcome_bytes, error_type, error_message, waited
   ) = (
     SELECT
       CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
@@ -201,6 +218,7 @@ WITH answered AS (
       END,
       CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.retention_ms ELSE record.retention_ms END,
       CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome END,
+      CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome_bytes END,
       CASE decision.action
         WHEN 'fresh' THEN NULL
         WHEN 'takeover' THEN NULL
@@ -244,21 +262,21 @@ WITH answered AS (
   RETURNING
     record.tenant, record.key, record.tool, record.fingerprint, record.state,
     record.fence, record.attempt, record.owner, record.lease_expires_at, record.expires_at,
-    record.outcome, record.error_type, record.error_message
+    record.outcome, record.outcome_bytes, record.error_type, record.error_message
 ), decided AS (
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message
   FROM upserted
   UNION ALL
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message
   FROM answered
 )
 SELECT
   tenant, key, tool, fingerprint, state, fence, attempt, owner,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  outcome, error_type, error_message,
+  outcome, outcome_bytes, error_type, error_message,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (owner = $5::text AND state = 'in_progress') AS acquired
 FROM decided;
@@ -277,7 +295,8 @@ AND expires_at <= statement_timestamp();
 `,
   complete: `-- complete: record the outcome if the holder ($3 fence, $4 owner) is current and the record
 -- is not already completed (an attempt marked indeterminate or abandoned may still state it).
--- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome, $6 retention ms.
+-- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome as text (NULL when it holds NUL),
+-- $6 retention ms, $7 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and \`changed\`.
 -- Same lock-then-update shape as renew.sql (see there).
@@ -291,6 +310,7 @@ WITH current AS (
   SET
     state = 'completed',
     outcome = $5,
+    outcome_bytes = $7::bytea,
     error_type = NULL,
     error_message = NULL,
     expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond'
@@ -305,7 +325,7 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;
 `,
   ensureMigrationsTable: `-- ensure-migrations-table: the ledger of applied migrations, one per records table.
@@ -328,7 +348,7 @@ SELECT
   tenant, key, tool, fingerprint, state, fence, attempt, owner,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  outcome, error_type, error_message
+  outcome, outcome_bytes, error_type, error_message
 FROM {{table}}
 WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp();
 `,
@@ -361,14 +381,20 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;
 `,
   readLease: `-- read-lease: what a waiter needs to decide, judged by the database clock; marks the record
 -- \`waited\` so that its settle is notified (see 0002_notify_waited.sql).
 -- $1 tenant, $2 key. No row when absent or past retention. Otherwise one row: state, lease
--- deadline, the database clock, and \`notified\`: true when a settle of the record as returned
--- is certain to NOTIFY (it was marked by this statement, or already marked).
+-- deadline, the database clock, \`lease_expired\` and \`lease_remaining_ms\`, and \`notified\`: true
+-- when a settle of the record as returned is certain to NOTIFY (it was marked by this statement,
+-- or already marked).
+--
+-- \`lease_expired\` is judged exactly as claim.sql judges a lease (\`lease_expires_at >
+-- statement_timestamp()\`, microseconds), not from the deadline rounded to milliseconds: a waiter
+-- told the lease expired is then never told \`busy\` by its next claim for that lease (rule S6).
+-- \`lease_remaining_ms\` is rounded up, so a timer armed for it fires at or after the deadline.
 --
 -- \`marked\` writes only when the mark is missing (the first read of a waiter on this record), and
 -- it judges the row on its latest committed version (UPDATE under READ COMMITTED). \`seen\` reads
@@ -384,7 +410,8 @@ WITH marked AS (
     AND record.state = 'in_progress' AND NOT record.waited
   RETURNING record.state, record.lease_expires_at, true AS notified
 ), seen AS (
-  SELECT record.state, record.lease_expires_at, (record.state <> 'in_progress' OR record.waited) AS notified
+  SELECT record.state, record.lease_expires_at,
+    (record.state <> 'in_progress' OR record.waited) AS notified
   FROM {{table}} AS record
   WHERE record.tenant = $1::text AND record.key = $2::text
     AND record.expires_at > statement_timestamp()
@@ -398,6 +425,8 @@ SELECT
   state,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
+  lease_expires_at <= statement_timestamp() AS lease_expired,
+  ceil(extract(epoch FROM lease_expires_at - statement_timestamp()) * 1000)::float8 AS lease_remaining_ms,
   notified
 FROM current;
 `,
@@ -424,7 +453,7 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;
 `,
   renew: `-- renew: extend the lease if the holder ($3 fence, $4 owner) is current and in progress.
@@ -457,7 +486,8 @@ SELECT current.state, current.fence, current.owner, renewed.lease_expires_at_ms 
 FROM current LEFT JOIN renewed ON true;
 `,
   resolveCompleted: `-- resolve-completed: an operator states the outcome of an indeterminate or abandoned record.
--- $1 tenant, $2 key, $3 outcome, $4 retention ms.
+-- $1 tenant, $2 key, $3 outcome as text (NULL when it holds NUL), $4 retention ms,
+-- $5 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and \`changed\`.
 -- Same lock-then-update shape as renew.sql (see there).
@@ -471,6 +501,7 @@ WITH current AS (
   SET
     state = 'completed',
     outcome = $3,
+    outcome_bytes = $5::bytea,
     error_type = NULL,
     error_message = NULL,
     expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond'
@@ -485,7 +516,7 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;
 `,
   resolveReleased: `-- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
@@ -512,7 +543,7 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;
 `,
 } as const;

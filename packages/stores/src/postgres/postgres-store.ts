@@ -17,11 +17,21 @@ import type {
   WaitOptions,
   WaitResult,
 } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import {
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkRetentionMs,
+  StoreUnavailableError,
+} from '@toolfence/core';
 import type { Pool, PoolClient } from 'pg';
+import { checkResolution, checkTenant, checkWaitOptions } from '../internal/store-input.js';
 import { migrations, statements } from './generated-sql.js';
 import { type PostgresNames, postgresNames, renderSql, validateIdentifier } from './identifiers.js';
-import { toStoreError } from './postgres-errors.js';
+import { type FailureSite, toStoreError } from './postgres-errors.js';
 import { type PostgresListenConnection, SettleListener, type SettleWaiter } from './settle-listener.js';
 
 export type { PostgresListenConnection } from './settle-listener.js';
@@ -95,6 +105,18 @@ export interface PostgresStoreOptions {
    * the store stops naming statements; the failed attempt ran nothing.
    */
   readonly preparedStatements?: boolean;
+  /**
+   * Client-side deadline of one operation in milliseconds, pool checkout and statement together
+   * (rule S5). Default 5000. Past it the operation rejects with `StoreUnavailableError` naming the
+   * operation, the store and its address; `statement_timeout` cannot fire on a server that is
+   * frozen or cut off, this can. With a pg `Pool` the statement is also sent with pg's
+   * `query_timeout`, so a connection whose statement timed out is destroyed (`release(err)`),
+   * never returned to the pool; a `Client`/`PoolClient` you pass in is yours and is not closed.
+   * Opening the LISTEN connection is bounded by it too, and `waitForSettle` answers within its
+   * `timeoutMs` plus this. A statement that timed out is not withdrawn: it may still run later (a
+   * late claim's lease then expires like any lost holder's).
+   */
+  readonly operationTimeoutMs?: number;
 }
 
 /** Result of {@link PostgresStore.ensureSchema}. */
@@ -112,6 +134,7 @@ interface SessionClient extends PostgresQueryable {
 }
 
 const maxPollIntervalMs = 2_000;
+const defaultOperationTimeoutMs = 5_000;
 /** Longest a waiter waits for LISTEN to be set up before it reads anyway (and polls). */
 const listenWaitMs = 2_000;
 
@@ -129,6 +152,13 @@ const listenWaitMs = 2_000;
  * - Round trips: a first call is 2 (claim, complete), a repeat 1, a takeover 1.
  * - Expired rows are treated as absent and deleted by {@link cleanup} in bounded batches.
  * - {@link waitForSettle} LISTENs on one shared connection per store, with polling as fallback.
+ * - Input is checked first (`StoreInputError`, nothing sent). Every operation has a client-side
+ *   deadline, `operationTimeoutMs` (default 5000): past it, `StoreUnavailableError`. A statement
+ *   the database refuses is `StoreInputError` (SQLSTATE classes 22, 54) or
+ *   `StoreConfigurationError` (a missing table: run `ensureSchema()`; a privilege; a read-only
+ *   node); only an outage is `StoreUnavailableError`. Errors name the store's address, never
+ *   credentials.
+ * - Outcomes are byte-exact, NUL included (migration 0003 keeps those in a bytea column).
  *
  * Create the table first with {@link ensureSchema}.
  *
@@ -156,8 +186,16 @@ export class PostgresStore implements IdempotencyStore {
   private lastCleanupAtMs = Date.now();
   private backgroundCleanup: Promise<void> | undefined;
   private isClosed = false;
+  private readonly operationTimeoutMs: number;
+  /** `PostgresStore at host:port/database` (never credentials) and the table, for messages. */
+  private readonly site: FailureSite;
+  /** pg's Pool, Client or PoolClient: statements are sent as config objects with `query_timeout`. */
+  private readonly pgQueryable: boolean;
 
-  /** @throws TypeError when `pool` has no `query` or a schema/table name cannot be used. */
+  /**
+   * @throws TypeError when `pool` has no `query` or a schema/table name cannot be used.
+   * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1.
+   */
   constructor(options: PostgresStoreOptions) {
     if (typeof options?.pool?.query !== 'function') {
       throw new TypeError(
@@ -165,9 +203,21 @@ export class PostgresStore implements IdempotencyStore {
       );
     }
     this.pool = options.pool;
+    this.operationTimeoutMs = options.operationTimeoutMs ?? defaultOperationTimeoutMs;
+    if (
+      !Number.isSafeInteger(this.operationTimeoutMs) ||
+      this.operationTimeoutMs < 1 ||
+      this.operationTimeoutMs > 2_147_483_647
+    ) {
+      throw new RangeError(
+        `PostgresStore: operationTimeoutMs must be a whole number of milliseconds in 1..2147483647, got ${String(options.operationTimeoutMs)}`,
+      );
+    }
+    this.pgQueryable = isPgQueryable(this.pool);
     const schema = validateIdentifier('schema', options.schema ?? 'toolfence');
     const table = validateIdentifier('table', options.table ?? 'idempotency_records');
     this.names = postgresNames(schema, table);
+    this.site = { store: `PostgresStore at ${describeAddress(this.pool)}`, table: this.names.table };
     this.sql = Object.fromEntries(
       Object.entries(statements).map(([name, text]) => [name, renderSql(text, this.names.placeholders)]),
     ) as { [K in keyof typeof statements]: string };
@@ -179,7 +229,7 @@ export class PostgresStore implements IdempotencyStore {
         `toolfence_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`,
       );
     }
-    this.prepared = options.preparedStatements ?? isPgQueryable(this.pool);
+    this.prepared = options.preparedStatements ?? this.pgQueryable;
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.autoCleanup =
       options.autoCleanup === false
@@ -195,8 +245,11 @@ export class PostgresStore implements IdempotencyStore {
     const openListenConnection =
       options.listenClient ??
       (isPgPool(pool) ? () => pool.connect() as Promise<PostgresListenConnection> : undefined);
-    this.listener = new SettleListener(openListenConnection, this.names.channel, (error) =>
-      this.onBackgroundError(error),
+    this.listener = new SettleListener(
+      openListenConnection,
+      this.names.channel,
+      (error) => this.onBackgroundError(error),
+      this.operationTimeoutMs,
     );
   }
 
@@ -216,7 +269,8 @@ export class PostgresStore implements IdempotencyStore {
    * (`pg_advisory_xact_lock`), so any number of processes may call it at once: one applies, the
    * others wait and find nothing to do. Idempotent. Needs CREATE on the database (to create the
    * schema) or on the schema when it exists.
-   * @throws StoreUnavailableError when the database cannot be reached.
+   * @throws StoreUnavailableError when the database cannot be reached or does not answer within
+   *   `operationTimeoutMs` per statement; StoreConfigurationError when it refuses (a privilege).
    */
   async ensureSchema(): Promise<EnsureSchemaResult> {
     this.assertOpen('ensureSchema');
@@ -231,14 +285,24 @@ export class PostgresStore implements IdempotencyStore {
     };
     try {
       if (isPgPool(pool)) {
-        client = (await pool.connect()) as unknown as SessionClient;
+        const checkout = pool.connect() as unknown as Promise<SessionClient>;
+        client = await this.withDeadline('ensureSchema', checkout, (late) => late.release(true));
         client.on?.('error', onClientError);
-        session = client;
+        const checkedOut = client;
+        // Each statement of the migration transaction is bounded; one that timed out poisons the
+        // connection, which is then destroyed below instead of going back to the pool.
+        session = {
+          query: (text: string, values?: unknown[]) =>
+            this.withDeadline('ensureSchema', checkedOut.query(text, values)).catch((error: unknown) => {
+              broken ??= error;
+              throw error;
+            }),
+        };
       } else {
         session = pool;
       }
     } catch (error) {
-      throw toStoreError('ensureSchema', error, this.names.table);
+      throw toStoreError('ensureSchema', error, this.site);
     }
     try {
       await session.query('BEGIN');
@@ -275,20 +339,17 @@ export class PostgresStore implements IdempotencyStore {
       }
     } catch (error) {
       broken ??= isConnectionLevel(error) ? error : undefined;
-      throw toStoreError('ensureSchema', error, this.names.table);
+      throw toStoreError('ensureSchema', error, this.site);
     } finally {
       client?.removeListener?.('error', onClientError);
-      client?.release(broken === undefined ? undefined : true);
+      client?.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
     }
   }
 
   /** {@inheritDoc IdempotencyStore.claim} */
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkDuration('leaseMs', options.leaseMs, false);
-    checkDuration('retentionMs', options.retentionMs, true);
-    if (!Number.isInteger(options.maxAttempts) || options.maxAttempts < 1) {
-      throw new RangeError('PostgresStore.claim: maxAttempts must be an integer >= 1');
-    }
+    checkRecordRef(ref);
+    checkClaimOptions(options);
     const row = await this.queryOne('claim', this.sql.claim, [
       ref.tenant,
       ref.key,
@@ -335,7 +396,9 @@ export class PostgresStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.renew} */
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkDuration('leaseMs', leaseMs, false);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkLeaseMs(leaseMs);
     const row = await this.queryOne('renew', this.sql.renew, [
       ref.tenant,
       ref.key,
@@ -360,14 +423,19 @@ export class PostgresStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkDuration('retentionMs', retentionMs, true);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkOutcome(outcome);
+    checkRetentionMs(retentionMs);
+    const stored = storedOutcome(outcome);
     const row = await this.queryOne('complete', this.sql.complete, [
       ref.tenant,
       ref.key,
       holder.fence,
       holder.owner,
-      outcome,
+      stored.text,
       retentionMs,
+      stored.bytes,
     ]);
     if (row === undefined) return { status: 'not_found' };
     return row.changed === true ? { status: 'completed' } : { status: 'stale', record: toRecord(row) };
@@ -375,6 +443,8 @@ export class PostgresStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.release} */
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
     const row = await this.queryOne('release', this.sql.release, [
       ref.tenant,
       ref.key,
@@ -392,7 +462,10 @@ export class PostgresStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkDuration('retentionMs', retentionMs, true);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkRecordedError(error);
+    checkRetentionMs(retentionMs);
     const row = await this.queryOne('markIndeterminate', this.sql.markIndeterminate, [
       ref.tenant,
       ref.key,
@@ -408,20 +481,25 @@ export class PostgresStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.get} */
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    checkRecordRef(ref);
     const row = await this.queryOne('get', this.sql.get, [ref.tenant, ref.key]);
     return row === undefined ? null : toRecord(row);
   }
 
   /** {@inheritDoc IdempotencyStore.resolve} */
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    checkRecordRef(ref);
+    checkResolution(resolution);
     let row: Row | undefined;
     if ('outcome' in resolution) {
-      checkDuration('retentionMs', retentionMs, true);
+      checkRetentionMs(retentionMs);
+      const stored = storedOutcome(resolution.outcome);
       row = await this.queryOne('resolve', this.sql.resolveCompleted, [
         ref.tenant,
         ref.key,
-        resolution.outcome,
+        stored.text,
         retentionMs,
+        stored.bytes,
       ]);
     } else {
       row = await this.queryOne('resolve', this.sql.resolveReleased, [ref.tenant, ref.key]);
@@ -437,6 +515,7 @@ export class PostgresStore implements IdempotencyStore {
    * Rows of the tenant past retention are deleted too but not counted.
    */
   async forget(options: { readonly tenant: string }): Promise<number> {
+    checkTenant(options?.tenant);
     const row = await this.queryOne('forget', this.sql.forget, [options.tenant]);
     return Number(row?.erased ?? 0);
   }
@@ -450,7 +529,7 @@ export class PostgresStore implements IdempotencyStore {
    */
   async cleanup(options: { readonly limit?: number } = {}): Promise<number> {
     const limit = options.limit ?? 1000;
-    if (!Number.isInteger(limit) || limit < 1) {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new RangeError('PostgresStore.cleanup: limit must be an integer >= 1');
     }
     const result = await this.query('cleanup', this.sql.cleanup, [limit]);
@@ -467,12 +546,16 @@ export class PostgresStore implements IdempotencyStore {
    * Rejects with `signal.reason` when `signal` aborts.
    */
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    checkRecordRef(ref);
+    checkWaitOptions(options);
     this.assertOpen('waitForSettle');
     if (options.signal?.aborted) throw options.signal.reason;
     const digest = recordDigest(ref);
     return new Promise<WaitResult>((resolve, reject) => {
       let finished = false;
       let started = false;
+      let firstReadDone = false;
+      let timedOut = false;
       let checking = false;
       let recheck = false;
       let leaseDueAtMs = Number.POSITIVE_INFINITY;
@@ -484,6 +567,7 @@ export class PostgresStore implements IdempotencyStore {
         finished = true;
         clearTimeout(checkTimer);
         clearTimeout(timeoutTimer);
+        clearTimeout(hardStop);
         options.signal?.removeEventListener('abort', onAbort);
         remove();
         return true;
@@ -506,8 +590,9 @@ export class PostgresStore implements IdempotencyStore {
           periodMs = pollMs;
           pollMs = Math.min(pollMs * 2, maxPollIntervalMs);
         }
-        // +1: the lease is judged on the database clock; be just past it when re-reading.
-        const delayMs = Math.max(0, Math.min(periodMs, leaseDueAtMs - Date.now() + 1));
+        // +1: the lease is judged on the database clock; be just past it when re-reading (and a
+        // read that still finds it live re-arms: the database decides, not this timer).
+        const delayMs = Math.max(0, Math.min(periodMs, leaseDueAtMs - performance.now() + 1));
         checkTimer = setTimeout(() => void check(), delayMs);
       };
 
@@ -522,10 +607,13 @@ export class PostgresStore implements IdempotencyStore {
         clearTimeout(checkTimer);
         try {
           const row = await this.queryOne('waitForSettle', this.sql.readLease, [ref.tenant, ref.key]);
+          firstReadDone = true;
           if (row === undefined || row.state !== 'in_progress') return finish('settled');
-          const remainingMs = Number(row.lease_expires_at_ms) - Number(row.now_ms);
-          if (remainingMs <= 0) return finish('lease_expired');
-          leaseDueAtMs = Date.now() + remainingMs;
+          // Judged in SQL exactly as claim judges the lease (rule S6), not from rounded ms.
+          if (row.lease_expired === true) return finish('lease_expired');
+          if (timedOut) return finish('timeout');
+          const remainingMs = Math.max(1, Number(row.lease_remaining_ms));
+          leaseDueAtMs = performance.now() + remainingMs;
           // The record changed under the read (see read-lease.sql): read again now, or a settle
           // that is not notified would only be seen by the safety poll.
           if (row.notified === false) recheck = true;
@@ -553,7 +641,23 @@ export class PostgresStore implements IdempotencyStore {
         closed: () => finish('settled'),
       };
       const remove = this.listener.add(digest, waiter);
-      const timeoutTimer = setTimeout(() => finish('timeout'), options.timeoutMs);
+      // The first read decides even when the timeout is shorter than its round trip (a settled
+      // record answers 'settled'); it is bounded by operationTimeoutMs, and so is the whole wait:
+      // never longer than timeoutMs + operationTimeoutMs (rule S5).
+      const timeoutTimer = setTimeout(() => {
+        if (firstReadDone) finish('timeout');
+        else timedOut = true;
+      }, options.timeoutMs);
+      const hardStop = setTimeout(
+        () =>
+          fail(
+            new StoreUnavailableError(
+              'waitForSettle',
+              `${this.site.store}: no answer within timeoutMs (${options.timeoutMs} ms) + operationTimeoutMs (${this.operationTimeoutMs} ms)`,
+            ),
+          ),
+        options.timeoutMs + this.operationTimeoutMs,
+      );
       options.signal?.addEventListener('abort', onAbort, { once: true });
       // LISTEN first, then read: a settle committed after the read is then always notified. If
       // opening the connection hangs (no connect timeout on the pool), read and poll meanwhile.
@@ -561,7 +665,7 @@ export class PostgresStore implements IdempotencyStore {
       void Promise.race([
         this.listener.ensureListening(),
         new Promise<void>((resolveWait) => {
-          listenWait = setTimeout(resolveWait, listenWaitMs);
+          listenWait = setTimeout(resolveWait, Math.min(listenWaitMs, this.operationTimeoutMs));
         }),
       ]).then(() => {
         clearTimeout(listenWait);
@@ -607,30 +711,75 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   private assertOpen(operation: string): void {
-    if (this.isClosed) throw new StoreUnavailableError(operation, 'the PostgresStore is closed');
+    if (this.isClosed) throw new StoreUnavailableError(operation, `${this.site.store}: the store is closed`);
   }
 
   private async query(operation: string, text: string, values: unknown[]): Promise<QueryResultLike> {
     this.assertOpen(operation);
-    const name = this.prepared ? this.statementNames.get(text) : undefined;
     try {
-      if (name === undefined) return await this.pool.query(text, values);
-      try {
-        return await (this.pool as { query(config: PostgresQueryConfig): Promise<QueryResultLike> }).query({
-          name,
-          text,
-          values,
-        });
-      } catch (error) {
-        if (!isUnknownPreparedStatement(error)) throw error;
-        // The server lost (or never kept) what this connection prepared: nothing ran. From now
-        // on every statement is sent unnamed.
-        this.prepared = false;
-        return await this.pool.query(text, values);
-      }
+      return await this.withDeadline(operation, this.send(text, values));
     } catch (error) {
-      throw toStoreError(operation, error, this.names.table);
+      throw toStoreError(operation, error, this.site);
     }
+  }
+
+  /** One statement: named when prepared statements are on, with pg's `query_timeout` for pg. */
+  private async send(text: string, values: unknown[]): Promise<QueryResultLike> {
+    const name = this.prepared ? this.statementNames.get(text) : undefined;
+    if (!this.pgQueryable && name === undefined) return this.pool.query(text, values);
+    const config = {
+      ...(name === undefined ? {} : { name }),
+      text,
+      values,
+      // pg fails the statement at this deadline and pg's Pool then destroys the connection
+      // (release(err)) instead of handing a connection with a statement in flight to the next call.
+      ...(this.pgQueryable ? { query_timeout: this.operationTimeoutMs } : {}),
+    };
+    const queryConfig = (this.pool as { query(config: object): Promise<QueryResultLike> }).query.bind(
+      this.pool,
+    );
+    try {
+      return await queryConfig(config);
+    } catch (error) {
+      if (name === undefined || !isUnknownPreparedStatement(error)) throw error;
+      // The server lost (or never kept) what this connection prepared: nothing ran. From now
+      // on every statement is sent unnamed.
+      this.prepared = false;
+      const { name: _name, ...unnamed } = config as typeof config & { name?: string };
+      return this.pgQueryable ? await queryConfig(unnamed) : await this.pool.query(text, values);
+    }
+  }
+
+  /**
+   * Rejects with `StoreUnavailableError` when `pending` has not settled `operationTimeoutMs` after
+   * this call (rule S5). `onLate` gets a value that arrives after the deadline (a pool checkout
+   * that completed too late is destroyed, not leaked).
+   */
+  private withDeadline<T>(operation: string, pending: Promise<T>, onLate?: (value: T) => void): Promise<T> {
+    const timeoutMs = this.operationTimeoutMs;
+    return new Promise<T>((resolve, reject) => {
+      let expired = false;
+      const timer = setTimeout(() => {
+        expired = true;
+        reject(
+          new StoreUnavailableError(
+            operation,
+            `${this.site.store}: no answer within operationTimeoutMs (${timeoutMs} ms)`,
+          ),
+        );
+      }, timeoutMs);
+      pending.then(
+        (value) => {
+          clearTimeout(timer);
+          if (expired) onLate?.(value);
+          else resolve(value);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          if (!expired) reject(error);
+        },
+      );
+    });
   }
 
   private async queryOne(operation: string, text: string, values: unknown[]): Promise<Row | undefined> {
@@ -671,7 +820,7 @@ function isUnknownPreparedStatement(error: unknown): boolean {
 }
 
 function isConnectionLevel(error: unknown): boolean {
-  return StoreUnavailableError.isInstance(toStoreError('ensureSchema', error, ''));
+  return StoreUnavailableError.isInstance(toStoreError('ensureSchema', error, { store: '', table: '' }));
 }
 
 function unquotedSchema(names: PostgresNames): string {
@@ -687,12 +836,54 @@ function recordDigest(ref: RecordRef): string {
     .digest('hex');
 }
 
-function checkDuration(name: string, value: number, zeroAllowed: boolean): void {
-  if (!Number.isFinite(value) || value < 0 || (!zeroAllowed && value === 0)) {
-    throw new RangeError(
-      `PostgresStore: ${name} must be a finite number ${zeroAllowed ? '>= 0' : '> 0'} (milliseconds), got ${value}`,
-    );
+/**
+ * How an outcome is written (migration 0003): as text unless it holds NUL, which a PostgreSQL text
+ * value cannot; then as its UTF-8 bytes. A well-formed string round-trips through UTF-8 exactly.
+ */
+function storedOutcome(outcome: string): { text: string | null; bytes: Buffer | null } {
+  return outcome.includes('\u0000')
+    ? { text: null, bytes: Buffer.from(outcome, 'utf8') }
+    : { text: outcome, bytes: null };
+}
+
+/** The outcome of a completed row: `outcome` when set (see 0003_outcome_bytes.sql), else the bytes. */
+function readOutcome(row: Row): string | undefined {
+  if (row.state !== 'completed') return undefined;
+  if (row.outcome !== null && row.outcome !== undefined) return String(row.outcome);
+  const bytes = row.outcome_bytes;
+  if (Buffer.isBuffer(bytes)) return bytes.toString('utf8');
+  return undefined;
+}
+
+/**
+ * `host:port/database` of a pg `Pool`, `Client` or `PoolClient`, for error messages: never the
+ * user or the password (rule S5). A queryable of your own is `a custom queryable`.
+ */
+function describeAddress(pool: unknown): string {
+  const source = pool as {
+    options?: Record<string, unknown>;
+    connectionParameters?: Record<string, unknown>;
+  } | null;
+  const settings = source?.connectionParameters ?? source?.options;
+  if (settings === undefined || typeof settings !== 'object') return 'a custom queryable';
+  let host = settings.host as string | undefined;
+  let port = settings.port as number | string | undefined;
+  let database = settings.database as string | undefined;
+  const connectionString = settings.connectionString;
+  if (typeof connectionString === 'string') {
+    try {
+      const url = new URL(connectionString);
+      host = decodeURIComponent(url.hostname) || host;
+      port = url.port || port;
+      database = decodeURIComponent(url.pathname.slice(1)) || database;
+    } catch {
+      // Not a URL (a key=value string): fall back to the separate settings.
+    }
   }
+  host ||= process.env.PGHOST || 'localhost';
+  port ||= process.env.PGPORT || 5432;
+  database ||= process.env.PGDATABASE || '(default database)';
+  return `${host}:${port}/${database}`;
 }
 
 function toRecord(row: Row): IdempotencyRecord {
@@ -708,7 +899,8 @@ function toRecord(row: Row): IdempotencyRecord {
     leaseExpiresAtMs: Number(row.lease_expires_at_ms),
     expiresAtMs: Number(row.expires_at_ms),
   };
-  if (row.outcome !== null && row.outcome !== undefined) record.outcome = String(row.outcome);
+  const outcome = readOutcome(row);
+  if (outcome !== undefined) record.outcome = outcome;
   if (row.error_type !== null && row.error_type !== undefined) {
     record.error = { type: String(row.error_type), message: String(row.error_message ?? '') };
   }

@@ -49,6 +49,8 @@ export class SettleListener {
     private readonly openConnection: (() => Promise<PostgresListenConnection>) | undefined,
     private readonly channel: string,
     private readonly onError: (error: unknown) => void,
+    /** Longest wait for the connection to open and LISTEN (the store's operationTimeoutMs). */
+    private readonly connectTimeoutMs: number,
   ) {}
 
   /** True while LISTEN is active, so waiters only need a slow safety poll. */
@@ -99,8 +101,26 @@ export class SettleListener {
 
   private async connect(): Promise<boolean> {
     let connection: PostgresListenConnection | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let expired = false;
+    // A frozen server never answers the connect or the LISTEN: give up after the deadline, destroy
+    // what was opened (also when it opens later), and retry with backoff; waiters poll meanwhile.
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        expired = true;
+        reject(new Error(`LISTEN connection not ready within ${this.connectTimeoutMs} ms`));
+      }, this.connectTimeoutMs);
+    });
+    deadline.catch(() => undefined);
     try {
-      connection = await this.openConnection!();
+      const opening = this.openConnection!();
+      opening.then(
+        (late) => {
+          if (expired) void dispose(late);
+        },
+        () => undefined,
+      );
+      connection = await Promise.race([opening, deadline]);
       this.connectionsOpened += 1;
       const opened = connection;
       opened.on('error', (error) => this.lose(opened, error));
@@ -109,7 +129,8 @@ export class SettleListener {
         if (message.channel === this.channel && message.payload !== undefined) this.dispatch(message.payload);
       });
       // The channel is `toolfence_` + hex digits: a valid bare identifier, quoted anyway.
-      await opened.query(`LISTEN "${this.channel}"`);
+      await Promise.race([opened.query(`LISTEN "${this.channel}"`), deadline]);
+      clearTimeout(timer);
       if (this.isClosed) {
         await dispose(opened);
         return false;
@@ -121,7 +142,8 @@ export class SettleListener {
       for (const waiter of this.allWaiters()) waiter.restored();
       return true;
     } catch (error) {
-      if (connection !== undefined) await dispose(connection);
+      clearTimeout(timer);
+      if (connection !== undefined) await dispose(connection, error);
       this.onError(error);
       this.scheduleReconnect();
       return false;
@@ -163,14 +185,18 @@ export class SettleListener {
 const disposed = new WeakSet<PostgresListenConnection>();
 
 /** Closes a listen connection once. A pooled one is destroyed, never returned LISTENing. */
-async function dispose(connection: PostgresListenConnection): Promise<void> {
+async function dispose(connection: PostgresListenConnection, reason?: unknown): Promise<void> {
   if (disposed.has(connection)) return;
   disposed.add(connection);
   // Late socket errors must not become unhandled 'error' events.
   connection.on('error', () => undefined);
   try {
-    if (typeof connection.release === 'function') connection.release(true);
-    else await connection.end?.();
+    if (typeof connection.release === 'function') {
+      connection.release(reason instanceof Error ? reason : true);
+    } else {
+      // end() waits for the server, which may be frozen: do not wait for it.
+      void connection.end?.().catch(() => undefined);
+    }
   } catch {
     // Already closed: nothing left to release.
   }

@@ -63,9 +63,18 @@ function text(script: string, reply: Reply, index: number): string {
   throw new UnexpectedReplyError(script, reply);
 }
 
+/**
+ * Largest integer the scripts send (lua/includes/record.lua clamps to it): ioredis' RESP decoder
+ * misreads integers within about 48 of 2^53, so a value above 2^52 - 1 cannot be trusted to be
+ * what Redis sent (rule S4).
+ */
+const MAX_REPLY_INTEGER = 2 ** 52 - 1;
+
 function integer(script: string, reply: Reply, index: number): number {
   const value = Number(reply[index]);
-  if (!Number.isSafeInteger(value)) throw new UnexpectedReplyError(script, reply);
+  if (!Number.isSafeInteger(value) || Math.abs(value) > MAX_REPLY_INTEGER) {
+    throw new UnexpectedReplyError(script, reply);
+  }
   return value;
 }
 

@@ -2,6 +2,13 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkRetentionMs,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -17,6 +24,7 @@ import {
   type WaitResult,
 } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
+import { checkResolution, checkTenant, checkWaitOptions } from '../internal/store-input.js';
 import {
   claimResult,
   completeResult,
@@ -28,6 +36,7 @@ import {
   resolveResult,
 } from './codes.js';
 import { assertValidPrefix, type RecordNames, recordNames, tenantPattern } from './record-names.js';
+import { describeRedisAddress, toRedisStoreError } from './redis-errors.js';
 import { ReplyDeadlines } from './reply-deadlines.js';
 import { packageVersion, type RedisScript, scripts } from './scripts.js';
 import { SettleSubscriber } from './settle-subscriber.js';
@@ -48,10 +57,15 @@ export interface RedisStoreOptions {
    */
   readonly prefix?: string;
   /**
-   * Longest wait in milliseconds for one Redis reply before the operation fails with
-   * `StoreUnavailableError`. Default 2000. A command is not withdrawn when it times out: it may
-   * still run later (the fence makes a late claim or result harmless).
+   * Client-side deadline of one operation in milliseconds (rule S5): the longest wait for a Redis
+   * reply before the operation fails with `StoreUnavailableError` naming the operation, the store
+   * and its address. Default 5000. A command is not withdrawn when it times out: it may still run
+   * later (the fence makes a late claim or result harmless). The subscriber connection the store
+   * owns is discarded (and opened again on the next wait) when a SUBSCRIBE times out on it; your
+   * client is yours and is not closed. `waitForSettle` answers within its `timeoutMs` plus this.
    */
+  readonly operationTimeoutMs?: number;
+  /** @deprecated The former name of {@link RedisStoreOptions.operationTimeoutMs} (used when that is unset). */
   readonly commandTimeoutMs?: number;
 }
 
@@ -62,7 +76,7 @@ type ScriptCommand = (...keysAndArguments: (string | number)[]) => Promise<unkno
 const unavailableStatuses: ReadonlySet<string> = new Set(['reconnecting', 'disconnecting', 'close', 'end']);
 
 const DEFAULT_PREFIX = 'toolfence';
-const DEFAULT_COMMAND_TIMEOUT_MS = 2000;
+const DEFAULT_OPERATION_TIMEOUT_MS = 5000;
 /** First re-check of a waited record when no message came; doubles up to the maximum. */
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 2000;
@@ -73,24 +87,14 @@ function scriptCommandName(script: RedisScript): string {
   return `toolfence_${packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_${script.name.replace(/-/g, '_')}`;
 }
 
-function assertPositiveInteger(name: string, value: number): void {
-  if (!Number.isSafeInteger(value) || value <= 0) {
-    throw new RangeError(`${name} must be a positive integer (milliseconds or a count); got ${value}`);
+function assertTimeout(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value <= 0 || value > 2_147_483_647) {
+    throw new RangeError(`${name} must be a whole number of milliseconds in 1..2147483647; got ${value}`);
   }
 }
 
-/** Lone UTF-16 surrogates cannot be written as UTF-8: Redis would store U+FFFD instead. */
-const loneSurrogate = /\p{Cs}/u;
-
-function assertEncodable(name: string, value: string): void {
-  if (loneSurrogate.test(value)) {
-    throw new TypeError(`${name} contains a lone UTF-16 surrogate and cannot be stored byte-exactly`);
-  }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+/** Errors raised by a reply deadline (so the subscriber connection they hit can be discarded). */
+const deadlineErrors = new WeakSet<Error>();
 
 function isCluster(client: Redis | Cluster): client is Cluster {
   return client.isCluster === true;
@@ -108,7 +112,10 @@ function isCluster(client: Redis | Cluster): client is Cluster {
  * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
  *   subscriber connection per store (a `duplicate()` of the client, opened on first use), and
  *   re-reads the record as a fallback.
- * - Any Redis failure, or no reply within `commandTimeoutMs`, throws `StoreUnavailableError`.
+ * - Input is checked first (`StoreInputError`, nothing sent). A connection failure, a "not now"
+ *   reply, or no reply within `operationTimeoutMs` (default 5000) throws `StoreUnavailableError`;
+ *   an error reply no retry fixes (a script error, WRONGTYPE, NOPERM, READONLY) throws
+ *   `StoreConfigurationError`. Every error names the store and its address, never credentials.
  *
  * With asynchronous replication a failover can lose a claim: on Redis the lease is an
  * efficiency mechanism and the fence is what makes a stale result harmless (see docs/redis.md).
@@ -128,7 +135,9 @@ export class RedisStore implements IdempotencyStore {
 
   readonly #client: Redis | Cluster;
   readonly #prefix: string;
-  readonly #commandTimeoutMs: number;
+  readonly #operationTimeoutMs: number;
+  /** `RedisStore at host:port/db`: every error names it (never credentials). */
+  readonly #site: string;
   readonly #commands: Record<keyof typeof scripts, ScriptCommand>;
   readonly #subscriber: SettleSubscriber;
   readonly #deadlines: ReplyDeadlines;
@@ -140,15 +149,22 @@ export class RedisStore implements IdempotencyStore {
 
   /**
    * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
-   * @throws RangeError when `commandTimeoutMs` is not a positive integer.
+   * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1.
    */
   constructor(options: RedisStoreOptions) {
     const { client } = options;
     this.#prefix = options.prefix ?? DEFAULT_PREFIX;
     assertValidPrefix(this.#prefix);
-    this.#commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
-    assertPositiveInteger('commandTimeoutMs', this.#commandTimeoutMs);
-    this.#deadlines = new ReplyDeadlines(this.#commandTimeoutMs);
+    this.#operationTimeoutMs =
+      options.operationTimeoutMs ?? options.commandTimeoutMs ?? DEFAULT_OPERATION_TIMEOUT_MS;
+    assertTimeout(
+      options.operationTimeoutMs === undefined && options.commandTimeoutMs !== undefined
+        ? 'commandTimeoutMs'
+        : 'operationTimeoutMs',
+      this.#operationTimeoutMs,
+    );
+    this.#deadlines = new ReplyDeadlines(this.#operationTimeoutMs);
+    this.#site = `RedisStore at ${describeRedisAddress(client)}`;
     const keyPrefix = (client.options as { keyPrefix?: string }).keyPrefix;
     if (keyPrefix) {
       // ioredis would prefix KEYS but not the names SCAN returns or the channels: forget and
@@ -176,9 +192,8 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    assertPositiveInteger('leaseMs', options.leaseMs);
-    assertPositiveInteger('retentionMs', options.retentionMs);
-    assertPositiveInteger('maxAttempts', options.maxAttempts);
+    checkRecordRef(ref);
+    checkClaimOptions(options);
     const names = this.namesOf(ref);
     const reply = await this.#run('claim', this.#client, () =>
       this.#commands.claim(
@@ -198,7 +213,9 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    assertPositiveInteger('leaseMs', leaseMs);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkLeaseMs(leaseMs);
     const names = this.namesOf(ref);
     const reply = await this.#run('renew', this.#client, () =>
       this.#commands.renew(names.key, holder.fence, holder.owner, leaseMs),
@@ -212,8 +229,10 @@ export class RedisStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    assertPositiveInteger('retentionMs', retentionMs);
-    assertEncodable('outcome', outcome);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkOutcome(outcome);
+    checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#run('complete', this.#client, () =>
       this.#commands.complete(names.key, holder.fence, holder.owner, outcome, retentionMs, names.channel),
@@ -222,6 +241,8 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    checkRecordRef(ref);
+    checkHolder(holder);
     const names = this.namesOf(ref);
     const reply = await this.#run('release', this.#client, () =>
       this.#commands.release(names.key, holder.fence, holder.owner, names.channel),
@@ -235,7 +256,10 @@ export class RedisStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    assertPositiveInteger('retentionMs', retentionMs);
+    checkRecordRef(ref);
+    checkHolder(holder);
+    checkRecordedError(error);
+    checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#run('markIndeterminate', this.#client, () =>
       this.#commands.markIndeterminate(
@@ -252,21 +276,23 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    checkRecordRef(ref);
     return (await this.#read('get', ref)).record;
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
-    assertPositiveInteger('retentionMs', retentionMs);
+    checkRecordRef(ref);
+    checkResolution(resolution);
     const released = 'released' in resolution && resolution.released === true;
     const outcome = released ? '' : (resolution as { outcome: string }).outcome;
-    assertEncodable('outcome', outcome);
+    if (!released) checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#run('resolve', this.#client, () =>
       this.#commands.resolve(
         names.key,
         released ? 'released' : 'outcome',
         outcome,
-        retentionMs,
+        released ? 1 : retentionMs,
         names.channel,
       ),
     );
@@ -281,6 +307,7 @@ export class RedisStore implements IdempotencyStore {
    * @throws StoreUnavailableError
    */
   async forget(options: { readonly tenant: string }): Promise<number> {
+    checkTenant(options?.tenant);
     const pattern = tenantPattern(this.#prefix, options.tenant);
     const masters = await this.#masters();
     let erased = 0;
@@ -296,7 +323,7 @@ export class RedisStore implements IdempotencyStore {
         for (const key of keys) pipeline.unlink(key);
         const results = await this.#run('forget', node, () => pipeline.exec());
         for (const [error, count] of results ?? []) {
-          if (error) throw new StoreUnavailableError('forget', describe(error), { cause: error });
+          if (error) throw toRedisStoreError('forget', error, this.#site);
           erased += Number(count);
         }
       } while (cursor !== '0');
@@ -313,6 +340,8 @@ export class RedisStore implements IdempotencyStore {
    * @throws StoreUnavailableError, or `signal.reason` when aborted.
    */
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    checkRecordRef(ref);
+    checkWaitOptions(options);
     this.#assertOpen('waitForSettle');
     const { signal } = options;
     signal?.throwIfAborted();
@@ -326,6 +355,7 @@ export class RedisStore implements IdempotencyStore {
       let pollMs = FIRST_POLL_MS;
       let checkTimer: NodeJS.Timeout | undefined;
       let timeoutTimer: NodeJS.Timeout | undefined;
+      let hardStop: NodeJS.Timeout | undefined;
       const waits = this.#waits;
       const listening = this.#subscriber.listen(names.channel, () => finish(() => resolve('settled')));
       const fail = (error: Error) => finish(() => reject(error));
@@ -335,6 +365,7 @@ export class RedisStore implements IdempotencyStore {
         finished = true;
         clearTimeout(checkTimer);
         clearTimeout(timeoutTimer);
+        clearTimeout(hardStop);
         signal?.removeEventListener('abort', onAbort);
         listening.remove();
         waits.delete(fail);
@@ -371,12 +402,29 @@ export class RedisStore implements IdempotencyStore {
         },
         Math.max(0, options.timeoutMs),
       );
+      // Every exchange is bounded by operationTimeoutMs; this bounds the whole wait (rule S5), so
+      // no sequence of slow exchanges can hold a waiter past timeoutMs + operationTimeoutMs.
+      hardStop = setTimeout(
+        () =>
+          fail(
+            new StoreUnavailableError(
+              'waitForSettle',
+              `${this.#site}: no answer within timeoutMs (${options.timeoutMs} ms) + operationTimeoutMs (${this.#operationTimeoutMs} ms)`,
+            ),
+          ),
+        Math.max(0, options.timeoutMs) + this.#operationTimeoutMs,
+      );
       // Subscribed BEFORE the first read: a settlement in between is then a message, not lost.
-      this.#run('waitForSettle', this.#subscriber.connection, () => listening.subscribed).then(
+      const subscriberConnection = this.#subscriber.connection;
+      this.#run('waitForSettle', subscriberConnection, () => listening.subscribed).then(
         () => {
           if (!finished) void check();
         },
-        (error: Error) => fail(error),
+        (error: Error) => {
+          // A subscriber that did not acknowledge within the deadline is stalled: never reuse it.
+          if (deadlineErrors.has(error)) this.#subscriber.discard(subscriberConnection);
+          fail(error);
+        },
       );
     });
   }
@@ -389,7 +437,7 @@ export class RedisStore implements IdempotencyStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const closedError = new StoreUnavailableError('waitForSettle', 'the store was closed');
+    const closedError = new StoreUnavailableError('waitForSettle', `${this.#site}: the store was closed`);
     for (const fail of [...this.#waits]) fail(closedError);
     await this.#subscriber.close();
   }
@@ -408,15 +456,17 @@ export class RedisStore implements IdempotencyStore {
       await this.#run('forget', client, () => client.ping());
     }
     const masters = client.nodes('master');
-    if (masters.length === 0) throw new StoreUnavailableError('forget', 'the cluster client knows no master');
+    if (masters.length === 0) {
+      throw new StoreUnavailableError('forget', `${this.#site}: the cluster client knows no master`);
+    }
     return masters;
   }
 
   #assertOpen(operation: string): void {
-    if (this.#closed) throw new StoreUnavailableError(operation, 'the store was closed');
+    if (this.#closed) throw new StoreUnavailableError(operation, `${this.#site}: the store was closed`);
   }
 
-  /** Runs one Redis exchange: fails fast on a lost connection, bounded by commandTimeoutMs. */
+  /** Runs one Redis exchange: fails fast on a lost connection, bounded by operationTimeoutMs. */
   async #run<T>(
     operation: string,
     connection: Redis | Cluster | undefined,
@@ -429,22 +479,20 @@ export class RedisStore implements IdempotencyStore {
       if (connection === this.#client) this.#cork();
       pending = exchange();
     } catch (error) {
-      throw StoreUnavailableError.isInstance(error)
-        ? error
-        : new StoreUnavailableError(operation, describe(error), { cause: error });
+      throw toRedisStoreError(operation, error, this.#site);
     }
     try {
       return await this.#deadlines.bound(pending, () => {
         const status = connection === undefined ? 'unknown' : connection.status;
-        return new StoreUnavailableError(
+        const timedOut = new StoreUnavailableError(
           operation,
-          `no reply from Redis within ${this.#commandTimeoutMs} ms (connection ${status})`,
+          `${this.#site}: no reply within operationTimeoutMs (${this.#operationTimeoutMs} ms; connection ${status})`,
         );
+        deadlineErrors.add(timedOut);
+        return timedOut;
       });
     } catch (error) {
-      throw StoreUnavailableError.isInstance(error)
-        ? error
-        : new StoreUnavailableError(operation, describe(error), { cause: error });
+      throw toRedisStoreError(operation, error, this.#site);
     }
   }
 
@@ -474,7 +522,10 @@ export class RedisStore implements IdempotencyStore {
 
   #assertConnected(operation: string, connection: Redis | Cluster | undefined): void {
     if (connection !== undefined && unavailableStatuses.has(connection.status)) {
-      throw new StoreUnavailableError(operation, `the Redis connection is ${connection.status}`);
+      throw new StoreUnavailableError(
+        operation,
+        `${this.#site}: the Redis connection is ${connection.status}`,
+      );
     }
   }
 
@@ -482,7 +533,7 @@ export class RedisStore implements IdempotencyStore {
     try {
       return decode();
     } catch (error) {
-      throw new StoreUnavailableError(operation, describe(error), { cause: error });
+      throw toRedisStoreError(operation, error, this.#site);
     }
   }
 }

@@ -76,6 +76,18 @@ export class SettleSubscriber {
     return { subscribed: current.subscribed, remove };
   }
 
+  /**
+   * Drops `connection` if it is still the current one (a SUBSCRIBE on it timed out: it is stalled
+   * or cut off). Its channels are forgotten, so the next `listen` opens a fresh connection and
+   * subscribes again; waiters still listening on the old one fall back to their re-reads.
+   */
+  discard(connection: Redis | Cluster | undefined): void {
+    if (connection === undefined || connection !== this.#connection) return;
+    this.#connection = undefined;
+    this.#channels.clear();
+    connection.disconnect();
+  }
+
   /** Closes the connection this subscriber created (never the user's client). */
   async close(): Promise<void> {
     const connection = this.#connection;

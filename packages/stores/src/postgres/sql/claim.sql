@@ -55,7 +55,7 @@ WITH answered AS (
   ON CONFLICT (tenant, key) DO UPDATE SET (
     tool, fingerprint, state, fence, attempt, owner,
     claimed_at, lease_expires_at, expires_at, retention_ms,
-    outcome, error_type, error_message, waited
+    outcome, outcome_bytes, error_type, error_message, waited
   ) = (
     SELECT
       CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
@@ -85,6 +85,7 @@ WITH answered AS (
       END,
       CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.retention_ms ELSE record.retention_ms END,
       CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome END,
+      CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.outcome_bytes END,
       CASE decision.action
         WHEN 'fresh' THEN NULL
         WHEN 'takeover' THEN NULL
@@ -128,21 +129,21 @@ WITH answered AS (
   RETURNING
     record.tenant, record.key, record.tool, record.fingerprint, record.state,
     record.fence, record.attempt, record.owner, record.lease_expires_at, record.expires_at,
-    record.outcome, record.error_type, record.error_message
+    record.outcome, record.outcome_bytes, record.error_type, record.error_message
 ), decided AS (
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message
   FROM upserted
   UNION ALL
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message
   FROM answered
 )
 SELECT
   tenant, key, tool, fingerprint, state, fence, attempt, owner,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  outcome, error_type, error_message,
+  outcome, outcome_bytes, error_type, error_message,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (owner = $5::text AND state = 'in_progress') AS acquired
 FROM decided;

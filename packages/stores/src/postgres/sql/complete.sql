@@ -1,6 +1,7 @@
 -- complete: record the outcome if the holder ($3 fence, $4 owner) is current and the record
 -- is not already completed (an attempt marked indeterminate or abandoned may still state it).
--- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome, $6 retention ms.
+-- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome as text (NULL when it holds NUL),
+-- $6 retention ms, $7 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and `changed`.
 -- Same lock-then-update shape as renew.sql (see there).
@@ -14,6 +15,7 @@ WITH current AS (
   SET
     state = 'completed',
     outcome = $5,
+    outcome_bytes = $7::bytea,
     error_type = NULL,
     error_message = NULL,
     expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond'
@@ -28,5 +30,5 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;

@@ -27,5 +27,5 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;

@@ -1,5 +1,6 @@
 -- resolve-completed: an operator states the outcome of an indeterminate or abandoned record.
--- $1 tenant, $2 key, $3 outcome, $4 retention ms.
+-- $1 tenant, $2 key, $3 outcome as text (NULL when it holds NUL), $4 retention ms,
+-- $5 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and `changed`.
 -- Same lock-then-update shape as renew.sql (see there).
@@ -13,6 +14,7 @@ WITH current AS (
   SET
     state = 'completed',
     outcome = $3,
+    outcome_bytes = $5::bytea,
     error_type = NULL,
     error_message = NULL,
     expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond'
@@ -27,5 +29,5 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message
 FROM current;

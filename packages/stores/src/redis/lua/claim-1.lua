@@ -41,6 +41,9 @@ local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
 
 --- @include "record"
+checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
+checkDuration('maxAttempts', maxAttempts, 1000)
 
 local record = readRecord(key)
 

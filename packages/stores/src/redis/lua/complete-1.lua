@@ -26,6 +26,7 @@ local retentionMs = tonumber(ARGV[4])
 local channel = ARGV[5]
 
 --- @include "record"
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)

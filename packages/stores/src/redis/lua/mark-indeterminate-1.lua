@@ -29,6 +29,7 @@ local retentionMs = tonumber(ARGV[5])
 local channel = ARGV[6]
 
 --- @include "record"
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)

@@ -20,6 +20,7 @@ local owner = ARGV[2]
 local leaseMs = tonumber(ARGV[3])
 
 --- @include "record"
+checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 
 local now = nowMs()
 local record = readRecord(key)

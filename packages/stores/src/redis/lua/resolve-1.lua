@@ -23,6 +23,9 @@ local retentionMs = tonumber(ARGV[3])
 local channel = ARGV[4]
 
 --- @include "record"
+if resolution == 'outcome' then
+  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
+end
 
 local now = nowMs()
 local record = readRecord(key)

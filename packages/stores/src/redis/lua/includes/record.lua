@@ -10,6 +10,25 @@
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes `n * 10 + byte - 48` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
 local function nowMs()
   local time = redis.call('TIME')
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -22,6 +41,13 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
     state = state,
     fence = fence,
@@ -40,6 +66,8 @@ end
 
 -- Writes the record and sets its expiry (retention) in one command.
 local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage)

@@ -1,0 +1,12 @@
+-- Migration 0003: outcomes that hold NUL (U+0000), byte for byte.
+-- Placeholders as in 0001_init.sql.
+--
+-- A PostgreSQL `text` value cannot contain NUL (SQLSTATE 22021), yet an outcome may be any
+-- well-formed string (rule S2). The store now writes an outcome that contains NUL as its UTF-8
+-- bytes into `outcome_bytes` (and NULL into `outcome`); every other outcome stays in `outcome`,
+-- as before, so a store of the previous version reading the same table during a rolling upgrade
+-- still reads every outcome it could have written itself, and the common repeat reads the same
+-- row shape as before. A reader takes `outcome` when it is set and `outcome_bytes` otherwise (a
+-- previous version that completes a row writes `outcome` and leaves a stale `outcome_bytes`
+-- behind; the text then wins). Only completed records carry an outcome.
+ALTER TABLE {{table}} ADD COLUMN outcome_bytes bytea;
