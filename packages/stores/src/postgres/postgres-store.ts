@@ -24,11 +24,14 @@ import {
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
+  checkResolution,
   checkRetentionMs,
+  checkTenant,
+  checkWaitOptions,
   StoreUnavailableError,
 } from '@toolfence/core';
 import type { Pool, PoolClient } from 'pg';
-import { checkResolution, checkTenant, checkWaitOptions } from '../internal/store-input.js';
+
 import { migrations, statements } from './generated-sql.js';
 import { type PostgresNames, postgresNames, renderSql, validateIdentifier } from './identifiers.js';
 import { type FailureSite, toStoreError } from './postgres-errors.js';

@@ -8,7 +8,10 @@ import {
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
+  checkResolution,
   checkRetentionMs,
+  checkTenant,
+  checkWaitOptions,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -24,7 +27,7 @@ import {
   type WaitResult,
 } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
-import { checkResolution, checkTenant, checkWaitOptions } from '../internal/store-input.js';
+
 import {
   claimResult,
   completeResult,
