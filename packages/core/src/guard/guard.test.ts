@@ -882,6 +882,43 @@ describe('Guard under hostile input and failures', () => {
     expect((failed as Error).cause).toBeInstanceOf(SyntaxError);
   });
 
+  it('a claim whose reply came late (0.8 of the lease) renews at once instead of a heartbeat later', async () => {
+    const store = new MemoryStore();
+    const renewedAtMs: number[] = [];
+    let bodyStartedAtMs = 0;
+    const lateReplies = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property === 'claim') {
+          return async (...claimArgs: Parameters<IdempotencyStore['claim']>) => {
+            const result = await target.claim(...claimArgs);
+            await sleep(800);
+            return result;
+          };
+        }
+        if (property === 'renew') {
+          return (...renewArgs: Parameters<IdempotencyStore['renew']>) => {
+            renewedAtMs.push(performance.now());
+            return target.renew(...renewArgs);
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const guard = new Guard({ store: lateReplies, tenant: 'acme' });
+    const policy = { kind: Idempotency.EFFECTFUL, leaseMs: 1000, heartbeatMs: 300 };
+    expect(
+      await guard.run(call({ a: 1 }, policy), async () => {
+        bodyStartedAtMs = performance.now();
+        await sleep(150);
+        return 'ok';
+      }),
+    ).toBe('ok');
+    // 200 ms of lease were left: less than the usual slack (700 ms), so the renewal is at once.
+    expect(renewedAtMs.length).toBeGreaterThanOrEqual(1);
+    expect((renewedAtMs[0] as number) - bodyStartedAtMs).toBeLessThan(100);
+  });
+
   it('keySecret makes keys and fingerprints HMACs: same secret dedupes, another secret or none does not', async () => {
     const store = new MemoryStore();
     const secret = 'a test secret that is at least 32 bytes long';

@@ -34,8 +34,11 @@ export class LeaseKeeper {
   ) {
     this.deadlineMs = claimSentAtMs + leaseMs;
     // One timer while all is well: the watchdog is armed only while a renewal is outstanding or
-    // failing (heartbeatMs < leaseMs, so the first beat comes before the deadline).
-    this.scheduleBeat(heartbeatMs);
+    // failing. The first beat keeps the usual slack before the deadline (leaseMs - heartbeatMs):
+    // a claim whose reply came late has less lease left, so it renews sooner (at once when less
+    // than that slack is left), and the beat always comes before the deadline.
+    const leftMs = this.deadlineMs - performance.now();
+    this.scheduleBeat(Math.min(heartbeatMs, leftMs - (leaseMs - heartbeatMs)));
   }
 
   stop(): void {
