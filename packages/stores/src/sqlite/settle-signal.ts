@@ -71,8 +71,11 @@ export interface ChangeSignalOptions {
   readonly onError: (error: unknown) => void;
 }
 
-/** Re-checks after a file event that came before the commit was visible (frames written, header not yet). */
-const followUpDelaysMs = [2, 10, 50];
+/**
+ * Re-checks after a file event that came before the commit was visible: the WAL frames are written
+ * (the event) before the fsync and the wal-index header update that publish the commit.
+ */
+const followUpDelaysMs = [1, 2, 4, 8, 16, 32, 64, 128];
 /** Without a working watch: poll from this period, doubling up to the safety poll. */
 const fastestPollMs = 5;
 
