@@ -72,7 +72,8 @@ describe('SQLiteStore across processes', () => {
       for (let index = 0; index < keys.length; index++) {
         const statuses = perWorker.map(
           (results) =>
-            (results.find((entry) => entry.index === index)?.result.value as { status: string }).status,
+            (results.find((entry) => entry.index === index)?.result.value as { status: string } | undefined)
+              ?.status,
         );
         expect(
           statuses.filter((status) => status === 'acquired'),
