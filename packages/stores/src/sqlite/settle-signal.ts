@@ -62,8 +62,8 @@ export function localSettlesFor(file: string, table: string): LocalSettles {
 }
 
 export interface ChangeSignalOptions {
-  /** The `-wal` file to watch. */
-  readonly walFile: string;
+  /** The `-wal` file to watch; undefined: poll only. */
+  readonly walFile: string | undefined;
   /** Reads `PRAGMA data_version` on the store's connection. */
   readonly dataVersion: () => number;
   /** Safety poll while the watch works (ms). */
@@ -112,6 +112,7 @@ export class ChangeSignal {
     // Read before any waiter reads its record: a commit after this is then always seen.
     this.lastVersion = this.options.dataVersion();
     try {
+      if (this.options.walFile === undefined) throw new Error('not watching');
       this.watcher = watch(this.options.walFile, { persistent: false }, () => this.onFileEvent());
       this.watcher.on('error', () => {
         this.watcher?.close();

@@ -60,8 +60,17 @@ export interface SQLiteStoreOptions {
    * commits (a lost claim lets a retry run the body again).
    */
   readonly synchronous?: 'full' | 'normal';
-  /** While waiters wait, re-check for other processes' commits this often even without a file event (ms). Default 250. */
+  /**
+   * While waiters wait, re-check for other processes' commits this often even without a file
+   * event (ms). Default 250. Without a working watch (see `watchWal`), checks start at 5 ms after
+   * each change and double up to this period.
+   */
   readonly pollIntervalMs?: number;
+  /**
+   * Watch the `-wal` file (fs.watch: inotify on Linux, FSEvents on macOS) to hear of other
+   * processes' commits within about a millisecond. Default `true`; `false` polls instead.
+   */
+  readonly watchWal?: boolean;
   /** Clock for leases and retention. Default `Date` (the host clock). Inject one to test time. */
   readonly clock?: Clock;
   /** Failures of background work (the change signal). Default: ignored. */
@@ -140,6 +149,7 @@ export class SQLiteStore implements IdempotencyStore {
   private readonly busyTimeoutMs: number;
   private readonly synchronous: 'full' | 'normal';
   private readonly pollIntervalMs: number;
+  private readonly watchWal: boolean;
   private readonly clock: Clock;
   private readonly onBackgroundError: (error: unknown) => void;
   private connection: Connection | undefined;
@@ -177,6 +187,7 @@ export class SQLiteStore implements IdempotencyStore {
     if (!Number.isSafeInteger(this.pollIntervalMs) || this.pollIntervalMs < 1) {
       throw new TypeError('SQLiteStore: `pollIntervalMs` must be a whole number of milliseconds >= 1');
     }
+    this.watchWal = options.watchWal ?? true;
     this.path = path;
     this.table = table;
     this.clock = options.clock ?? Date;
@@ -639,7 +650,7 @@ export class SQLiteStore implements IdempotencyStore {
         file,
         local: localSettlesFor(file, this.table),
         signal: new ChangeSignal({
-          walFile: `${file}-wal`,
+          walFile: this.watchWal ? `${file}-wal` : undefined,
           dataVersion: () => opened.pragma('data_version', { simple: true }) as number,
           pollIntervalMs: this.pollIntervalMs,
           onError: this.onBackgroundError,
