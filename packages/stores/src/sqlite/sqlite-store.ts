@@ -47,10 +47,11 @@ export interface SQLiteStoreOptions {
   readonly table?: string;
   /**
    * Longest an operation waits for another connection's write lock before it rejects with
-   * `StoreUnavailableError` (SQLite's `busy_timeout`). Default 5000. The wait happens inside
-   * SQLite's busy handler, on the calling thread: it blocks the event loop while it lasts. With
-   * transactions of tens of microseconds it is normally zero; it is long only when a process
-   * holding the lock is stopped (SIGSTOP, a debugger) in the middle of one.
+   * `StoreUnavailableError` naming the operation. Default 5000. The wait is asynchronous (retries
+   * 1 ms doubling to 16 ms, jittered), so it does not block the event loop: only the transaction
+   * itself does. With transactions of tens of microseconds (hundreds with `synchronous: 'full'`)
+   * it is normally short; it is long when a process holding the lock is stopped (SIGSTOP, a
+   * debugger) in the middle of one.
    */
   readonly busyTimeoutMs?: number;
   /**
@@ -125,9 +126,9 @@ const STORE = 'SQLiteStore';
  *   `MemoryStore` does, writes and commits. Decisions of all processes are serialised by that lock.
  * - The clock is the host clock (`Date.now()`), read inside the transaction; every process on one
  *   host reads the same clock.
- * - better-sqlite3 is synchronous: each call blocks the event loop for its transaction (tens of
- *   microseconds; see docs/sqlite.md for measurements) and, under contention, for the wait on the
- *   write lock (at most `busyTimeoutMs`).
+ * - better-sqlite3 is synchronous: each call blocks the event loop for its own transaction (tens
+ *   to hundreds of microseconds; docs/sqlite.md has measurements). Waiting for another process's
+ *   write lock does not block it (asynchronous retries, up to `busyTimeoutMs`).
  * - {@link waitForSettle} is woken directly by a settle in this process, and by a change signal
  *   (`-wal` file watch + `PRAGMA data_version`) for other processes.
  *
@@ -216,9 +217,8 @@ export class SQLiteStore implements IdempotencyStore {
    * @throws StoreUnavailableError when the file cannot be opened or stays locked.
    */
   async ensureSchema(): Promise<SQLiteEnsureSchemaResult> {
-    const connection = this.open('ensureSchema');
-    try {
-      const applied = connection.immediate(() => {
+    const applied = await this.withLock('ensureSchema', (connection) => {
+      const versions = connection.immediate(() => {
         connection.db.exec(this.sql.ensureMigrationsTable);
         const done = new Set(
           (
@@ -227,30 +227,29 @@ export class SQLiteStore implements IdempotencyStore {
             }[]
           ).map((row) => row.version),
         );
-        const versions: number[] = [];
+        const appliedNow: number[] = [];
         for (const migration of migrations) {
           if (done.has(migration.version)) continue;
           connection.db.exec(render(migration.text, this.placeholders));
           connection.db
             .prepare(`INSERT INTO ${this.migrationsTable} (version, name, applied_at_ms) VALUES (?, ?, ?)`)
             .run(migration.version, migration.name, Date.now());
-          versions.push(migration.version);
+          appliedNow.push(migration.version);
         }
-        return versions;
+        return appliedNow;
       }) as number[];
       // Statements that failed to prepare before the table existed are prepared again on use.
       connection.statements.clear();
-      return { applied };
-    } catch (error) {
-      throw this.toStoreError('ensureSchema', error);
-    }
+      return versions;
+    });
+    return { applied };
   }
 
   /** {@inheritDoc IdempotencyStore.claim} */
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
     checkRecordRef(ref);
     checkClaimOptions(options);
-    const { result, settled } = this.decide('claim', (now) => {
+    const { result, settled } = await this.decide('claim', (now) => {
       this.sweep(now);
       const row = this.liveRow(ref, now);
       if (row === undefined) {
@@ -357,18 +356,20 @@ export class SQLiteStore implements IdempotencyStore {
     checkRecordRef(ref);
     checkHolder(holder);
     checkLeaseMs(leaseMs);
-    return this.decide('renew', (now) => {
-      const row = this.liveRow(ref, now);
-      if (row === undefined) return { result: { status: 'lost', reason: 'not_found' } as RenewResult };
-      if (!isHolder(row, holder)) return { result: { status: 'lost', reason: 'stale' } as RenewResult };
-      if (row.state !== 'in_progress')
-        return { result: { status: 'lost', reason: 'settled' } as RenewResult };
-      const leaseExpiresAtMs = now + leaseMs;
-      // A live claim outlives its lease by a full retention window (as every store).
-      const expiresAtMs = Math.max(row.expires_at_ms, leaseExpiresAtMs + row.retention_ms);
-      this.write({ ...row, lease_expires_at_ms: leaseExpiresAtMs, expires_at_ms: expiresAtMs });
-      return { result: { status: 'renewed', leaseExpiresAtMs } as RenewResult };
-    }).result;
+    return (
+      await this.decide('renew', (now) => {
+        const row = this.liveRow(ref, now);
+        if (row === undefined) return { result: { status: 'lost', reason: 'not_found' } as RenewResult };
+        if (!isHolder(row, holder)) return { result: { status: 'lost', reason: 'stale' } as RenewResult };
+        if (row.state !== 'in_progress')
+          return { result: { status: 'lost', reason: 'settled' } as RenewResult };
+        const leaseExpiresAtMs = now + leaseMs;
+        // A live claim outlives its lease by a full retention window (as every store).
+        const expiresAtMs = Math.max(row.expires_at_ms, leaseExpiresAtMs + row.retention_ms);
+        this.write({ ...row, lease_expires_at_ms: leaseExpiresAtMs, expires_at_ms: expiresAtMs });
+        return { result: { status: 'renewed', leaseExpiresAtMs } as RenewResult };
+      })
+    ).result;
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
@@ -382,7 +383,7 @@ export class SQLiteStore implements IdempotencyStore {
     checkHolder(holder);
     checkOutcome(outcome);
     checkRetentionMs(retentionMs);
-    const { result, settled } = this.decide('complete', (now) => {
+    const { result, settled } = await this.decide('complete', (now) => {
       this.sweep(now);
       const row = this.liveRow(ref, now);
       if (row === undefined) return { result: { status: 'not_found' } as CompleteResult };
@@ -407,7 +408,7 @@ export class SQLiteStore implements IdempotencyStore {
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
     checkRecordRef(ref);
     checkHolder(holder);
-    const { result, settled } = this.decide('release', (now) => {
+    const { result, settled } = await this.decide('release', (now) => {
       const row = this.liveRow(ref, now);
       if (row === undefined) return { result: { status: 'not_found' } as ReleaseResult };
       if (!isHolder(row, holder) || row.state !== 'in_progress') {
@@ -431,7 +432,7 @@ export class SQLiteStore implements IdempotencyStore {
     checkHolder(holder);
     checkRecordedError(error);
     checkRetentionMs(retentionMs);
-    const { result, settled } = this.decide('markIndeterminate', (now) => {
+    const { result, settled } = await this.decide('markIndeterminate', (now) => {
       const row = this.liveRow(ref, now);
       if (row === undefined) return { result: { status: 'not_found' } as MarkIndeterminateResult };
       if (!isHolder(row, holder) || row.state !== 'in_progress') {
@@ -453,7 +454,7 @@ export class SQLiteStore implements IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.get} */
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
     checkRecordRef(ref);
-    const row = this.read('get', ref);
+    const row = await this.read('get', ref);
     return row === undefined ? null : toRecord(row);
   }
 
@@ -462,7 +463,7 @@ export class SQLiteStore implements IdempotencyStore {
     checkRecordRef(ref);
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
-    const { result, settled } = this.decide('resolve', (now) => {
+    const { result, settled } = await this.decide('resolve', (now) => {
       const row = this.liveRow(ref, now);
       if (row === undefined) return { result: { status: 'not_found' } as ResolveResult };
       if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
@@ -494,7 +495,7 @@ export class SQLiteStore implements IdempotencyStore {
     if (options === null || typeof options !== 'object')
       throw new StoreInputError('forget options', 'must be an object');
     checkRecordRef({ tenant: options.tenant, key: 'k' });
-    const { result } = this.decide('forget', (now) => {
+    const { result } = await this.decide('forget', (now) => {
       const live = (this.statement('countLiveOfTenant').get(options.tenant, now) as { live: number }).live;
       this.run('forget', [options.tenant]);
       return { result: live };
@@ -514,7 +515,8 @@ export class SQLiteStore implements IdempotencyStore {
     const limit = options.limit ?? 1000;
     if (!Number.isSafeInteger(limit) || limit < 1)
       throw new StoreInputError('limit', 'must be a whole number >= 1');
-    return this.decide('cleanup', (now) => ({ result: this.run('sweep', [now, limit]).changes })).result;
+    return (await this.decide('cleanup', (now) => ({ result: this.run('sweep', [now, limit]).changes })))
+      .result;
   }
 
   /**
@@ -535,7 +537,16 @@ export class SQLiteStore implements IdempotencyStore {
         `must be a number of milliseconds >= 0, got ${String(timeoutMs)}`,
       );
     }
-    const connection = this.open('waitForSettle');
+    // Opened synchronously when possible, so the waiter is registered before this call returns
+    // (a close() right after it then wakes it).
+    let connection: Connection;
+    try {
+      this.assertOpen('waitForSettle');
+      connection = this.connect();
+    } catch (error) {
+      if (!isBusy(error)) throw this.toStoreError('waitForSettle', error);
+      connection = await this.withLock('waitForSettle', (opened) => opened);
+    }
     if (options.signal?.aborted) throw options.signal.reason;
     const id = recordId(ref);
     return new Promise<WaitResult>((resolve, reject) => {
@@ -560,28 +571,44 @@ export class SQLiteStore implements IdempotencyStore {
       };
       const onAbort = (): void => fail(options.signal?.reason);
       const onClose = (): void => finish('settled');
+      let checking = false;
+      let recheck = false;
       const check = (): void => {
         if (finished) return;
-        let row: RecordRow | undefined;
-        let now: number;
-        try {
-          now = this.now();
-          row = this.read('waitForSettle', ref, now);
-        } catch (error) {
-          fail(error);
+        if (checking) {
+          recheck = true;
           return;
         }
-        if (row === undefined || row.state !== 'in_progress') {
-          finish('settled');
-          return;
-        }
-        // Judged exactly as claim judges it: busy while lease_expires_at_ms > now.
-        if (row.lease_expires_at_ms <= now) {
-          finish('lease_expired');
-          return;
-        }
+        checking = true;
         clearTimeout(leaseTimer);
-        leaseTimer = setTimeout(check, Math.min(row.lease_expires_at_ms - now, MAX_TIMER_MS));
+        void this.withLock('waitForSettle', () => {
+          const now = this.now();
+          return { now, row: this.liveRow(ref, now) };
+        })
+          .then(
+            ({ now, row }) => {
+              if (row === undefined || row.state !== 'in_progress') {
+                finish('settled');
+                return;
+              }
+              // Judged exactly as claim judges it: busy while lease_expires_at_ms > now.
+              if (row.lease_expires_at_ms <= now) {
+                finish('lease_expired');
+                return;
+              }
+              if (!finished) {
+                leaseTimer = setTimeout(check, Math.min(row.lease_expires_at_ms - now, MAX_TIMER_MS));
+              }
+            },
+            (error: unknown) => (this.isClosed ? finish('settled') : fail(error)),
+          )
+          .finally(() => {
+            checking = false;
+            if (recheck && !finished) {
+              recheck = false;
+              check();
+            }
+          });
       };
       const waiter: SettleWaiter = { tenant: ref.tenant, settled: () => finish('settled'), changed: check };
       // Registered before the first read, so neither a settle here nor one elsewhere is missed.
@@ -627,13 +654,13 @@ export class SQLiteStore implements IdempotencyStore {
     if (this.isClosed) throw new StoreUnavailableError(operation, `the SQLiteStore (${this.path}) is closed`);
   }
 
-  /** The connection, opened on first use; a failed open is tried again by the next call. */
-  private open(operation: string): Connection {
-    this.assertOpen(operation);
+  /** The connection, opened on first use; a failed open is tried again by the next call. Throws SQLite's error. */
+  private connect(): Connection {
     if (this.connection !== undefined) return this.connection;
     let db: Database.Database | undefined;
     try {
-      db = new Database(this.path, { timeout: this.busyTimeoutMs });
+      // busy_timeout 0: a locked database is waited for by withLock(), off the event loop.
+      db = new Database(this.path, { timeout: 0 });
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal') {
         throw new StoreConfigurationError(
@@ -665,7 +692,39 @@ export class SQLiteStore implements IdempotencyStore {
       } catch {
         // Already broken; the open error is the one to report.
       }
-      throw this.toStoreError(operation, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Runs `work` (synchronous: one transaction or one read) on the connection. When the database
+   * is locked (SQLITE_BUSY: another connection holds the write lock, or is recovering the WAL),
+   * nothing was done: it waits off the event loop (1 ms doubling to 16 ms, jittered) and runs
+   * `work` again from the start, until `busyTimeoutMs` has passed. Every other error is mapped
+   * by toStoreError.
+   */
+  private async withLock<T>(operation: string, work: (connection: Connection) => T): Promise<T> {
+    const startedMs = performance.now();
+    let delayMs = 1;
+    for (;;) {
+      this.assertOpen(operation);
+      let connection: Connection | undefined;
+      try {
+        connection = this.connect();
+        return work(connection);
+      } catch (error) {
+        if (connection?.db.inTransaction) {
+          try {
+            connection.db.exec('ROLLBACK');
+          } catch {
+            // The connection is broken; the next call reports it.
+          }
+        }
+        const remainingMs = this.busyTimeoutMs - (performance.now() - startedMs);
+        if (!isBusy(error) || remainingMs <= 0) throw this.toStoreError(operation, error);
+        await sleep(Math.max(1, Math.min(remainingMs, delayMs * (0.5 + Math.random()))));
+        delayMs = Math.min(delayMs * 2, 16);
+      }
     }
   }
 
@@ -684,16 +743,17 @@ export class SQLiteStore implements IdempotencyStore {
   }
 
   /**
-   * One ownership decision: BEGIN IMMEDIATE (the write lock, waiting up to busyTimeoutMs), the
-   * clock read under the lock, `decision`, COMMIT. Nothing is committed when it throws.
+   * One ownership decision: BEGIN IMMEDIATE (the write lock), the clock read under the lock,
+   * `decision`, COMMIT. Nothing is committed when it throws.
    */
-  private decide<T>(operation: string, decision: (now: number) => { result: T; settled?: boolean }) {
-    const connection = this.open(operation);
-    try {
-      return connection.immediate(() => decision(this.now())) as { result: T; settled?: boolean };
-    } catch (error) {
-      throw this.toStoreError(operation, error);
-    }
+  private decide<T>(
+    operation: string,
+    decision: (now: number) => { result: T; settled?: boolean },
+  ): Promise<{ result: T; settled?: boolean }> {
+    return this.withLock(
+      operation,
+      (connection) => connection.immediate(() => decision(this.now())) as { result: T; settled?: boolean },
+    );
   }
 
   /** The row if it exists and is within retention (read inside a decision). */
@@ -702,14 +762,9 @@ export class SQLiteStore implements IdempotencyStore {
     return row === undefined || row.expires_at_ms <= now ? undefined : row;
   }
 
-  /** A read outside a decision (get, waitForSettle): one autocommit SELECT. */
-  private read(operation: string, ref: RecordRef, now = this.now()): RecordRow | undefined {
-    this.open(operation);
-    try {
-      return this.liveRow(ref, now);
-    } catch (error) {
-      throw this.toStoreError(operation, error);
-    }
+  /** A read outside a decision (get): one autocommit SELECT. */
+  private read(operation: string, ref: RecordRef): Promise<RecordRow | undefined> {
+    return this.withLock(operation, () => this.liveRow(ref, this.now()));
   }
 
   private write(row: RecordRow): void {
@@ -774,6 +829,13 @@ export class SQLiteStore implements IdempotencyStore {
     // better-sqlite3's own errors (e.g. the connection was closed) and anything unexpected.
     return new StoreUnavailableError(operation, `${STORE} ${this.path}: ${message}`, { cause: error });
   }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
 }
 
 function checkResolution(resolution: Resolution): void {
