@@ -228,6 +228,37 @@ describe('SQLiteStore on a file', () => {
     expect(waitedMs).toBeLessThan(500);
   });
 
+  it('a process SIGKILLed inside a transaction: its write is gone, its lock freed, the waiting claim goes on', async () => {
+    const store = await ready({ busyTimeoutMs: 10_000 });
+    const target = ref();
+    // The killed process claims the same key inside BEGIN IMMEDIATE and never commits.
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
+         db.exec('BEGIN IMMEDIATE');
+         db.prepare("INSERT INTO toolfence_records (tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at_ms, expires_at_ms, retention_ms) VALUES (?, ?, 'refund', 'f', 'in_progress', 1, 1, 'ghost', ?, ?, 1000)")
+           .run(process.argv[2], process.argv[3], Date.now() + 60000, Date.now() + 120000);
+         process.stdout.write('LOCKED\\n'); setInterval(() => {}, 1000);`,
+        store.path,
+        target.tenant,
+        target.key,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+      holder.on('exit', (_code, signal) => resolve(signal)),
+    );
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    const claiming = store.claim(target, claimOptions());
+    await sleep(150);
+    holder.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    expect(await claiming).toMatchObject({ status: 'acquired', fence: 1, attempt: 1 });
+    expect((await store.get(target))?.owner).not.toBe('ghost');
+  });
+
   it('outcomes come back byte-exact: NUL, astral characters, every code unit class, the 16 Mi limit', async () => {
     const store = await ready();
     // One code point every 0x1f through all 17 planes, surrogates excluded (a lone one is refused).
