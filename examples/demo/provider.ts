@@ -1,6 +1,7 @@
 // The fake "payments provider" the demo's tools call. It applies effects (refunds, address
 // writes) to a ledger that counts them, and can be told to misbehave the way real systems do:
 // lose the response after applying the effect (ETIMEDOUT), or have the worker die inside the call.
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Redis } from 'ioredis';
 
 export type EffectKind = 'refund' | 'address';
@@ -38,6 +39,37 @@ export class RedisLedger implements Ledger {
 
   async count(kind: EffectKind): Promise<number> {
     return this.client.llen(`${this.prefix}:ledger:${kind}`);
+  }
+}
+
+/**
+ * A ledger in an SQLite table beside the store's (`<table>_ledger`, one row per effect), so a
+ * child process's effects are counted too. The demo creates the table and drops it at exit.
+ */
+export class SQLiteLedger implements Ledger {
+  constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly table: string,
+    private readonly ledger: string,
+  ) {}
+
+  static create(db: BetterSqlite3.Database, table: string): void {
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${table} (ledger TEXT NOT NULL, kind TEXT NOT NULL, entry TEXT NOT NULL)`,
+    );
+  }
+
+  async add(kind: EffectKind, entry: string): Promise<void> {
+    this.db
+      .prepare(`INSERT INTO ${this.table} (ledger, kind, entry) VALUES (?, ?, ?)`)
+      .run(this.ledger, kind, entry);
+  }
+
+  async count(kind: EffectKind): Promise<number> {
+    const row = this.db
+      .prepare(`SELECT count(*) AS n FROM ${this.table} WHERE ledger = ? AND kind = ?`)
+      .get(this.ledger, kind) as { n: number };
+    return row.n;
   }
 }
 

@@ -72,14 +72,14 @@ export interface DemoEnvironment {
   readonly leaseMs: number;
   /**
    * Runs worker A of the "worker dies" scenario in a child process that is SIGKILLed once both
-   * calls of its step are inside the provider (Redis). Absent: worker A runs in this process
+   * calls of its step are inside the provider (Redis, SQLite). Absent: worker A runs in this process
    * and "dies" by never writing to the store again.
    */
   readonly runKilledWorker?: (spec: KilledWorkerSpec) => Promise<KilledWorker>;
 }
 
 /** What the child process needs to play worker A. */
-export type KilledWorkerSpec = Omit<WorkerArguments, 'redisUrl' | 'prefix'>;
+export type KilledWorkerSpec = Omit<WorkerArguments, 'store'>;
 
 const zero: Counts = {
   effects: 0,

@@ -1,17 +1,23 @@
-// Where the demo keeps its records: the embedded MemoryStore by default, or a real Redis or
-// PostgreSQL given with `--store redis://…` / `--store postgres://…`. A real store gets a random
-// key prefix (Redis) or schema (PostgreSQL) that is removed when the demo ends.
+// Where the demo keeps its records: the embedded MemoryStore by default, or a real Redis,
+// PostgreSQL or SQLite file given with `--store redis://…` / `--store postgres://…` /
+// `--store sqlite:./file.db`. A real store gets a random key prefix (Redis), schema (PostgreSQL)
+// or table (SQLite) that is removed when the demo ends.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type GuardEvent, type IdempotencyStore, MemoryStore } from '@toolfence/core';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
+import { SQLiteStore } from '@toolfence/stores/sqlite';
+import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { type Ledger, MemoryLedger, RedisLedger } from './provider.js';
+import { type Ledger, MemoryLedger, RedisLedger, SQLiteLedger } from './provider.js';
 import type { KilledWorker, KilledWorkerSpec } from './scenarios.js';
+import { quoteSqliteName } from './sqlite-names.js';
 import { EVENT, IN_BODY, type WorkerArguments } from './worker-protocol.js';
 
 export const START_REDIS =
@@ -44,7 +50,11 @@ export async function openStore(spec: string | undefined): Promise<DemoStore> {
   }
   if (spec.startsWith('redis://') || spec.startsWith('rediss://')) return openRedis(spec);
   if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return openPostgres(spec);
-  throw new Error(`--store must be memory, redis://host:port or postgres://user@host:port/db, got "${spec}"`);
+  if (spec.startsWith('sqlite:') && spec.length > 'sqlite:'.length)
+    return openSqlite(spec.slice('sqlite:'.length));
+  throw new Error(
+    `--store must be memory, redis://host:port, postgres://user@host:port/db or sqlite:./file.db, got "${spec}"`,
+  );
 }
 
 async function openRedis(url: string): Promise<DemoStore> {
@@ -65,7 +75,7 @@ async function openRedis(url: string): Promise<DemoStore> {
     label: `RedisStore ${url} (key prefix ${prefix}, removed at exit)`,
     store,
     newLedger: async (name) => new RedisLedger(client, `${prefix}:${name}`),
-    runKilledWorker: (spec) => runKilledWorker({ redisUrl: url, prefix, ...spec }),
+    runKilledWorker: (spec) => runKilledWorker({ store: { kind: 'redis', url, prefix }, ...spec }),
     close: async () => {
       await store.close();
       let cursor = '0';
@@ -105,6 +115,42 @@ async function openPostgres(url: string): Promise<DemoStore> {
       await store.close();
       await pool.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
       await pool.end();
+    },
+  };
+}
+
+async function openSqlite(file: string): Promise<DemoStore> {
+  const path = resolve(file);
+  if (!existsSync(dirname(path))) {
+    throw new StoreUnreachable(
+      `the directory of ${file} does not exist.\n  Create it with: mkdir -p ${dirname(path)}`,
+    );
+  }
+  const created = !existsSync(path);
+  const table = `tf_demo_${randomBytes(4).toString('hex')}`;
+  const store = new SQLiteStore({ path, table });
+  let db: Database.Database;
+  try {
+    await store.ensureSchema();
+    db = new Database(path, { timeout: 5_000 });
+  } catch (error) {
+    await store.close();
+    throw new StoreUnreachable(`SQLite cannot use ${file} (${(error as Error).message})`);
+  }
+  const ledgerTable = quoteSqliteName(`${table}_ledger`);
+  SQLiteLedger.create(db, ledgerTable);
+  return {
+    label: `SQLiteStore ${file} (table ${table}, dropped at exit${created ? '; the file is removed' : ''})`,
+    store,
+    newLedger: async (name) => new SQLiteLedger(db, ledgerTable, name),
+    runKilledWorker: (spec) => runKilledWorker({ store: { kind: 'sqlite', path, table }, ...spec }),
+    close: async () => {
+      await store.close();
+      for (const name of [table, `${table}_migrations`, `${table}_ledger`]) {
+        db.exec(`DROP TABLE IF EXISTS ${quoteSqliteName(name)}`);
+      }
+      db.close();
+      if (created) for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
     },
   };
 }

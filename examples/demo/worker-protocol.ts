@@ -1,12 +1,19 @@
 // What the demo and its child worker process (worker.ts) say to each other.
 import type { Script } from './policies.js';
 
+/** The shared store the child process opens: the same Redis (key prefix) or SQLite file (table) as the demo. */
+export type WorkerStore =
+  | { readonly kind: 'redis'; readonly url: string; readonly prefix: string }
+  | { readonly kind: 'sqlite'; readonly path: string; readonly table: string };
+
 /** Arguments of the child process, as one JSON argument. */
 export interface WorkerArguments {
-  readonly redisUrl: string;
-  readonly prefix: string;
+  readonly store: WorkerStore;
   readonly runId: string;
-  /** Name of the ledger (Redis lists under `<prefix>:<ledger>`) the provider counts effects in. */
+  /**
+   * Name of the ledger the provider counts effects in (Redis lists under `<prefix>:<ledger>`, or
+   * rows of the SQLite table `<table>_ledger`).
+   */
   readonly ledger: string;
   readonly guarded: boolean;
   readonly leaseMs: number;

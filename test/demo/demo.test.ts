@@ -1,15 +1,19 @@
 // The README's first command, `npm run demo`, checked: its scenarios run here on MemoryStore with
 // exact counts (without and with toolfence), and the CLI runs once on a real Redis, where worker A
-// is a child process that is SIGKILLed mid-step and worker B takes over with fence 2.
+// is a child process that is SIGKILLed mid-step and worker B takes over with fence 2, and once on an
+// SQLite file, where the same happens across processes on one host.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemoryStore } from '@toolfence/core';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MemoryLedger } from '../../examples/demo/provider.js';
 import { type Counts, type Row, runScenarios, type ScenarioResult } from '../../examples/demo/scenarios.js';
 import { verdict } from '../../examples/demo/table.js';
 import { connectRedis, deletePrefix, keysUnder, redisUrl } from '../support/redis.js';
+import { sqliteDirectory } from '../support/sqlite.js';
 
 const counts = (values: Partial<Counts>): Counts => ({
   effects: 0,
@@ -138,6 +142,45 @@ describe('demo CLI', () => {
       client.disconnect();
     }
   }, 120_000);
+
+  it('--store sqlite:<file>: passes, worker process SIGKILLed, takeover with fence 2, its tables dropped', async () => {
+    const directory = sqliteDirectory('demo');
+    try {
+      // An existing database of the user's: the demo's tables go, the user's stay.
+      const path = directory.file('app.db');
+      const own = new Database(path);
+      own.exec('CREATE TABLE mine (x INTEGER); INSERT INTO mine VALUES (42)');
+      own.close();
+      const { code, output } = await runCli(['--store', `sqlite:${path}`]);
+      expect(output).toContain('✓ PASS');
+      expect(code).toBe(0);
+      expect(output).toMatch(
+        /worker pid \d+ was SIGKILLed inside both calls; worker B took update_address over with fence 2/,
+      );
+      expect(output).toMatch(/5b .* update_address +2 │ +2 +0 +0 +0 +fence 2 │/);
+      const db = new Database(path, { readonly: true });
+      try {
+        const tables = (
+          db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]
+        ).map((row) => row.name);
+        expect(tables).toEqual(['mine']);
+        expect(db.prepare('SELECT x FROM mine').get()).toEqual({ x: 42 });
+      } finally {
+        db.close();
+      }
+      // A file the demo created is removed again.
+      const fresh = directory.file('fresh.db');
+      const second = await runCli(['--store', `sqlite:${fresh}`]);
+      expect(second.code).toBe(0);
+      expect(existsSync(fresh)).toBe(false);
+      // A directory that does not exist: exit 2, saying what to create.
+      const missing = await runCli(['--store', `sqlite:${directory.file('no/such/dir/x.db')}`]);
+      expect(missing.code).toBe(2);
+      expect(missing.output).toContain('Create it with: mkdir -p');
+    } finally {
+      directory.remove();
+    }
+  }, 180_000);
 
   it('an unreachable store exits 2 and names the command that starts it', async () => {
     const { code, output } = await runCli(['--store', 'redis://127.0.0.1:1']);

@@ -1,0 +1,1 @@
+DELETE FROM {{table}} WHERE tenant = ? AND "key" = ?;

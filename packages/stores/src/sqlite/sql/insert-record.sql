@@ -1,0 +1,6 @@
+-- A fresh claim: fence 1, attempt 1. Replaces an expired row of the same key (the caller checked
+-- that the row, if any, is past its retention deadline, inside the same transaction).
+INSERT OR REPLACE INTO {{table}}
+  (tenant, "key", tool, fingerprint, state, fence, attempt, owner,
+   lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message)
+VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL);

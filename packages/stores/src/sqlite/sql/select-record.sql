@@ -1,0 +1,5 @@
+-- One record by its primary key, expired or not (the caller judges expiry on its clock).
+SELECT tenant, "key", tool, fingerprint, state, fence, attempt, owner,
+       lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message
+FROM {{table}}
+WHERE tenant = ? AND "key" = ?;

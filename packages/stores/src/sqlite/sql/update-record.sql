@@ -1,0 +1,5 @@
+-- Writes the decided state of a record (every field that a decision can change).
+UPDATE {{table}}
+SET state = ?, fence = ?, attempt = ?, owner = ?, lease_expires_at_ms = ?, expires_at_ms = ?,
+    retention_ms = ?, outcome = ?, error_type = ?, error_message = ?
+WHERE tenant = ? AND "key" = ?;
