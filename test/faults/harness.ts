@@ -99,7 +99,7 @@ export interface FaultRunOptions {
   readonly faultIntervalMs?: number;
   /** Fault kinds to inject, in rotation. Default: every kind. */
   readonly kinds?: readonly FaultKind[];
-  /** Client-side deadline of the workers' store operations. Default 1,200 ms. */
+  /** Client-side deadline of the workers' store operations. Default 1,000 ms. */
   readonly operationTimeoutMs?: number;
   readonly seed?: number;
   readonly log?: (line: string) => void;
@@ -408,7 +408,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const faultIntervalMs = options.faultIntervalMs ?? 280;
   const kinds = options.kinds ?? FAULT_KINDS;
   if (kinds.length === 0) throw new Error('runFaults needs at least one fault kind');
-  const operationTimeoutMs = options.operationTimeoutMs ?? 1_200;
+  const operationTimeoutMs = options.operationTimeoutMs ?? 1_000;
   const clientTimeoutMs = leaseMs * 2;
   const maxRetries = 60;
   const tenant = 'faults';
@@ -799,8 +799,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       case 'store-freeze': {
         if (freezeHolds > 0) return false;
         const release = holdStore();
-        // 0.4-2.0 s: against a 1.2 s deadline, a little over half of them outlast it.
-        const frozenMs = Math.floor(400 + rng() * 1600);
+        // 0.3-1.8 s: against the 1 s store deadline, about half of them outlast it.
+        const frozenMs = Math.floor(300 + rng() * 1500);
         freezesMs.push(frozenMs);
         const timer = setTimeout(() => {
           freezeTimers.delete(timer);
