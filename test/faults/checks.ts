@@ -186,7 +186,7 @@ function sharedLives(windows: readonly Lives[]): number {
 export function checkHistory(history: History): HistoryChecks {
   const violations: string[] = [];
   const violation = (text: string) => {
-    if (violations.length < 25) violations.push(text);
+    if (violations.length < 60) violations.push(text);
   };
   const losses = history.losses ?? [];
   const lastLife = losses.length;
@@ -237,10 +237,11 @@ export function checkHistory(history: History): HistoryChecks {
       duplicatesInOneCall += entries.length - allowed;
       violation(
         `one ${tool} call (delivery ${delivery}) entered its body ${entries.length} times: ${entries
-          .map(
-            (entry) =>
-              `${entry.execId}@fence${entry.fence}(claim ${entry.claimSentMs}..${entry.claimRepliedMs})`,
-          )
+          .map((entry) => {
+            const lives = livesOfEntry(entry);
+            const life = lives.low === lives.high ? `${lives.low}` : `${lives.low}-${lives.high}`;
+            return `${entry.execId}@fence${entry.fence} in life ${life} (claim sent ${entry.claimSentMs}, replied ${entry.claimRepliedMs})`;
+          })
           .join(', ')}`,
       );
     }
