@@ -4,6 +4,7 @@ import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.j
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { PolicyError } from '../errors/policy-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
@@ -11,6 +12,7 @@ import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { MAX_RETENTION_MS } from '../store/store-input.js';
 import { currentToolCall } from './call-context.js';
 import { Guard } from './guard.js';
 import type { GuardEvent } from './guard-events.js';
@@ -524,7 +526,11 @@ describe('Guard', () => {
     const { guard } = setup();
     const error = await rejection(guard.run(call({ k: 1 }), () => ({ big: 10n })));
     expect(IndeterminateOutcomeError.isInstance(error)).toBe(true);
-    expect(error).toMatchObject({ reasonType: 'TypeError' });
+    expect(error).toMatchObject({ reasonType: 'OutcomeEncodingError' });
+    const encoding = (error as Error).cause as OutcomeEncodingError;
+    expect(OutcomeEncodingError.isInstance(encoding)).toBe(true);
+    expect(encoding).toMatchObject({ direction: 'encode', tool: 'refund' });
+    expect(encoding.cause).toBeInstanceOf(TypeError);
   });
 
   it('the caller signal aborts a waiter', async () => {
@@ -789,9 +795,17 @@ describe('Guard under hostile input and failures', () => {
       );
       expect(error).toMatchObject({ code: 'INVALID_POLICY', field });
     }
+    // Retention is no timer, but bounded (10 years) so every store decodes the deadline it wrote.
+    const retention = await rejection(
+      guard.run(
+        call({ a: 2 }, { kind: Idempotency.EFFECTFUL, retentionMs: Number.MAX_SAFE_INTEGER }),
+        () => 1,
+      ),
+    );
+    expect(retention).toMatchObject({ code: 'INVALID_POLICY', field: 'retentionMs' });
     expect(
       await guard.run(
-        call({ a: 2 }, { kind: Idempotency.EFFECTFUL, retentionMs: Number.MAX_SAFE_INTEGER }),
+        call({ a: 3 }, { kind: Idempotency.EFFECTFUL, retentionMs: MAX_RETENTION_MS }),
         () => 'ok',
       ),
     ).toBe('ok');
@@ -820,6 +834,52 @@ describe('Guard under hostile input and failures', () => {
     const { guard } = setup();
     const error = await rejection(guard.run(call({ a: 1 }, effectful, { tenant: 'a\u0000b' }), () => 1));
     expect(KeyDerivationError.isInstance(error)).toBe(true);
+  });
+
+  it('a tool name or tenant no store can take is a KeyDerivationError before anything is claimed', async () => {
+    const { guard, store } = setup();
+    const names = ['', 'x'.repeat(257), 'a\u0000b', 'lone \uD800 surrogate'];
+    for (const tool of names) {
+      const error = await rejection(guard.run({ ...call({ a: 1 }), tool }, () => 'must not run'));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('tool name');
+    }
+    for (const tenant of names) {
+      const error = await rejection(guard.run(call({ a: 1 }, effectful, { tenant }), () => 'must not run'));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toContain('tenant');
+    }
+    // A 256-character tenant is the longest accepted, and works end to end.
+    const longest = 't'.repeat(256);
+    expect(await guard.run(call({ a: 1 }, effectful, { tenant: longest }), () => 'ok')).toBe('ok');
+    expect(await store.forget({ tenant: 'acme' })).toBe(0);
+  });
+
+  it('guard.resolve with an outcome the codec cannot encode is an OutcomeEncodingError and changes nothing', async () => {
+    const { guard, store } = setup();
+    const error = (await rejection(
+      guard.run(call({ a: 1 }), () => Promise.reject(new Error('gateway timeout'))),
+    )) as IndeterminateOutcomeError;
+    const failed = await rejection(guard.resolve(error.key, { outcome: 10n }));
+    expect(OutcomeEncodingError.isInstance(failed)).toBe(true);
+    expect(failed).toMatchObject({ direction: 'encode', code: 'OUTCOME_ENCODING_FAILED' });
+    expect((failed as Error).cause).toBeInstanceOf(TypeError);
+    expect(await store.get({ tenant: 'acme', key: error.key })).toMatchObject({ state: 'indeterminate' });
+  });
+
+  it('a recorded outcome the codec cannot decode is an OutcomeEncodingError, not a raw SyntaxError', async () => {
+    const { store } = setup();
+    const writer = new Guard({
+      store,
+      tenant: 'acme',
+      codec: { encode: () => 'not json', decode: (t) => t },
+    });
+    expect(await writer.run(call({ a: 1 }), () => 'x')).toBe('x');
+    const reader = new Guard({ store, tenant: 'acme' });
+    const failed = await rejection(reader.run(call({ a: 1 }), () => 'must not run'));
+    expect(OutcomeEncodingError.isInstance(failed)).toBe(true);
+    expect(failed).toMatchObject({ direction: 'decode', tool: 'refund' });
+    expect((failed as Error).cause).toBeInstanceOf(SyntaxError);
   });
 
   it('guard.run for the same key from inside its own body fails at once instead of waiting for itself', async () => {

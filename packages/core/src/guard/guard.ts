@@ -5,6 +5,7 @@ import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.j
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
@@ -20,6 +21,7 @@ import {
 import type {
   ClaimOptions,
   ClaimResult,
+  CompleteResult,
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
@@ -27,6 +29,7 @@ import type {
   RecordRef,
   ResolveResult,
 } from '../store/idempotency-store.js';
+import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
@@ -85,6 +88,38 @@ const CLAIM_RETRY_DELAY_MS = 25;
 
 /** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
 const SUPERSEDED = Symbol('superseded');
+
+/** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
+const RUN_AGAIN = Symbol('run again');
+
+/** Renewals tried when claim replies keep arriving after the lease view lapsed (rule G2). */
+const LATE_REPLY_ROUNDS = 3;
+
+/** What one guard.run call has done so far, across its claims (rule G1). */
+interface CallProgress {
+  /** Bodies this call has entered. */
+  executions: number;
+  /** The value this call's body returned and its encoding, once it returned one. */
+  ownResult: { readonly value: unknown; readonly encoded: string } | undefined;
+  /** Attempt and fence of the last attempt that entered the body. */
+  lastAttempt: { readonly attempt: number; readonly fence: number } | undefined;
+}
+
+/** A claim's answer and when (monotonic ms) the request that got it was sent. */
+interface SentClaim {
+  readonly claim: ClaimResult;
+  readonly sentAtMs: number;
+}
+
+/** The reason recorded when an attempt that entered its body finds its record gone. */
+function recordLost(): Error {
+  const error = new Error(
+    'the record of an attempt that had entered its body was lost (released, forgotten, expired or ' +
+      'lost by the store) before its outcome was recorded; the effect may have happened',
+  );
+  error.name = 'RecordLost';
+  return error;
+}
 
 /** Sentinel: a followed leader settled without a recorded outcome. */
 const NO_ANSWER = Symbol('no answer');
@@ -155,11 +190,8 @@ export class Guard {
   constructor(options: GuardOptions) {
     if (options?.store === undefined) throw new TypeError('Guard needs a store');
     const tenant = options.tenant ?? 'default';
-    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
-      throw new TypeError(
-        `Guard tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
-      );
-    }
+    const tenantProblem = nameProblem(tenant);
+    if (tenantProblem !== undefined) throw new TypeError(`Guard tenant ${tenantProblem}`);
     this.store = options.store;
     this.tenant = tenant;
     this.defaults = options.defaults ?? {};
@@ -199,8 +231,11 @@ export class Guard {
    */
   async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
     if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
-    if (call === null || typeof call !== 'object' || typeof call.tool !== 'string' || call.tool === '') {
-      throw new TypeError('guard.run needs a call with a non-empty tool name');
+    if (call === null || typeof call !== 'object') throw new TypeError('guard.run needs a call object');
+    const toolProblem = nameProblem(call.tool);
+    if (toolProblem !== undefined) {
+      // Checked before anything else: a name no store can take must never reach a store.
+      throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
     }
     const policy = this.policyOf(call.policy, call.tool);
     if (policy.kind === Idempotency.READ_ONLY) {
@@ -209,11 +244,9 @@ export class Guard {
     }
 
     const tenant = call.tenant ?? this.tenant;
-    if (typeof tenant !== 'string' || tenant === '' || tenant.includes('\u0000')) {
-      throw new KeyDerivationError(
-        call.tool,
-        `the tenant must be a non-empty string without NUL, got ${JSON.stringify(tenant)}`,
-      );
+    const tenantProblem = nameProblem(tenant);
+    if (tenantProblem !== undefined) {
+      throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
     }
     const runId = call.runId;
     const key = idempotencyKey({
@@ -240,7 +273,7 @@ export class Guard {
       );
     }
     const state: CallState = { call, policy, ref: { tenant, key }, runId };
-    const waitStartedMs = Date.now();
+    const waitStartedMs = performance.now();
 
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
@@ -286,7 +319,7 @@ export class Guard {
   ): Promise<T | typeof NO_ANSWER> {
     const { call, policy } = state;
     this.emit('tool.waiting', state, NO_ATTEMPT);
-    const remainingMs = policy.waitTimeoutMs - (Date.now() - waitStartedMs);
+    const remainingMs = policy.waitTimeoutMs - (performance.now() - waitStartedMs);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     try {
@@ -305,7 +338,7 @@ export class Guard {
         const pending = new OutcomePendingError({
           key: state.ref.key,
           tool: call.tool,
-          waitedMs: Date.now() - waitStartedMs,
+          waitedMs: Math.round(performance.now() - waitStartedMs),
         });
         this.emit('tool.pending', state, NO_ATTEMPT, { error: describeError(pending) });
         throw pending;
@@ -332,57 +365,55 @@ export class Guard {
     const { call, policy } = state;
     const { key } = state.ref;
     let waitingEmitted = alreadyWaiting;
-    // An EFFECTFUL attempt of this caller that ran and lost its lease: if the store cannot then be
-    // asked who won, the outcome is unknown (not "store unavailable, body not run").
-    let lostEffectfulAttempt: { attempt: number; fence: number } | undefined;
+    const progress: CallProgress = { executions: 0, ownResult: undefined, lastAttempt: undefined };
     for (;;) {
       call.signal?.throwIfAborted();
       const owner = `${this.instanceId}:${++this.attemptCounter}`;
-      const claimSentAtMs = Date.now();
-      const claimOptions = {
+      const claimOptions: ClaimOptions = {
         tool: call.tool,
         fingerprint,
         owner,
         leaseMs: policy.leaseMs,
         retentionMs: policy.retentionMs,
-        mode: policy.kind === Idempotency.EFFECTFUL ? ('at-most-once' as const) : ('at-least-once' as const),
+        mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
         maxAttempts: policy.maxAttempts,
         checkFingerprint,
       };
-      let claim: ClaimResult;
+      let sent: SentClaim;
       try {
-        claim = await this.claimOnce(state.ref, claimOptions);
+        sent = await this.claimOnce(state.ref, claimOptions);
       } catch (error) {
-        if (lostEffectfulAttempt === undefined || !StoreUnavailableError.isInstance(error)) throw error;
-        const reason = describeError(error);
-        throw new IndeterminateOutcomeError(
-          { key, tool: call.tool, ...lostEffectfulAttempt, reasonType: reason.type, reason: reason.message },
-          { cause: error },
-        );
+        return this.answerWhenUnreachable<T>(state, progress, error);
       }
+      const { claim } = sent;
       if (claim.status === 'acquired') {
+        const holder = { fence: claim.fence, owner };
+        if (progress.executions > 0) {
+          // Rule G1 (docs/design.md): this call already entered its body; a new life of the key
+          // must not run it again on this call's behalf.
+          const answer = await this.afterLostRecord<T>(state, holder, claim, progress);
+          if (answer !== RUN_AGAIN) return answer;
+        }
         if (call.signal?.aborted === true) {
           // Cancelled while the claim was in flight: the body never starts, so nothing is held.
-          await this.releaseQuietly(state.ref, { fence: claim.fence, owner });
+          await this.releaseQuietly(state.ref, holder);
           throw call.signal.reason;
         }
-        const result = await this.execute<T>(
-          state,
-          { fence: claim.fence, owner },
-          claim,
-          claimSentAtMs,
-          body,
-        );
+        const result = await this.execute<T>(state, holder, claim, sent.sentAtMs, body, progress);
         if (result !== SUPERSEDED) return result;
-        if (policy.kind === Idempotency.EFFECTFUL)
-          lostEffectfulAttempt = { attempt: claim.attempt, fence: claim.fence };
         continue;
       }
       if (claim.status === 'busy') {
-        const waitedMs = Date.now() - waitStartedMs;
+        const own = progress.ownResult;
+        if (own !== undefined && policy.kind === Idempotency.EFFECTFUL) {
+          // This call's effect happened and its value is known; whoever holds the key now is a
+          // second execution that the lost record let in, and waiting for it adds nothing.
+          return { value: own.value as T, encoded: undefined, ...(progress.lastAttempt ?? NO_ATTEMPT) };
+        }
+        const waitedMs = performance.now() - waitStartedMs;
         const remainingMs = policy.waitTimeoutMs - waitedMs;
         if (remainingMs <= 0) {
-          const pending = new OutcomePendingError({ key, tool: call.tool, waitedMs });
+          const pending = new OutcomePendingError({ key, tool: call.tool, waitedMs: Math.round(waitedMs) });
           this.emit('tool.pending', state, claim.record, { error: describeError(pending) });
           throw pending;
         }
@@ -399,6 +430,81 @@ export class Guard {
       }
       return this.settled<T>(state, claim);
     }
+  }
+
+  /**
+   * The store could not be asked who holds the key. After this call's body ran, its own value is
+   * the answer when it has one, and an EFFECTFUL call without one has an unknown outcome (never
+   * "store unavailable, body not run"). Otherwise the store's error is rethrown as it is.
+   */
+  private answerWhenUnreachable<T>(
+    state: CallState,
+    progress: CallProgress,
+    error: unknown,
+  ): never | Answer<T> {
+    if (progress.executions === 0 || !StoreUnavailableError.isInstance(error)) throw error;
+    const own = progress.ownResult;
+    if (own !== undefined) {
+      return { value: own.value as T, encoded: undefined, ...(progress.lastAttempt ?? NO_ATTEMPT) };
+    }
+    if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
+    const reason = describeError(error);
+    throw new IndeterminateOutcomeError(
+      {
+        key: state.ref.key,
+        tool: state.call.tool,
+        ...(progress.lastAttempt ?? NO_ATTEMPT),
+        reasonType: reason.type,
+        reason: reason.message,
+      },
+      { cause: error },
+    );
+  }
+
+  /**
+   * Rule G1: a claim `acquired` by a call that already entered its body is a new life of the key
+   * (the record was released, forgotten, expired or lost by the store). The body is not run
+   * again for EFFECTFUL; a known value is recorded in the new life; IDEMPOTENT may run again only
+   * while this call's own executions stay below `maxAttempts`.
+   */
+  private async afterLostRecord<T>(
+    state: CallState,
+    holder: Holder,
+    claim: Extract<ClaimResult, { status: 'acquired' }>,
+    progress: CallProgress,
+  ): Promise<Answer<T> | typeof RUN_AGAIN> {
+    const { ref, policy, call } = state;
+    const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
+    const own = progress.ownResult;
+    if (own !== undefined) {
+      let result: CompleteResult | undefined;
+      try {
+        result = await this.completeWithRetry(ref, holder, own.encoded, policy.retentionMs);
+      } catch {
+        result = undefined;
+      }
+      const recorded =
+        result !== undefined &&
+        (result.status === 'completed' ||
+          (result.status === 'stale' && isOwnCompletion(result.record, holder, own.encoded)));
+      this.emit('tool.completed', state, attemptInfo, { recorded });
+      return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
+    }
+    if (policy.kind === Idempotency.EFFECTFUL) {
+      throw await this.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
+    }
+    if (progress.executions >= policy.maxAttempts) {
+      await this.releaseQuietly(ref, holder);
+      const error = new ExecutionAbandonedError({
+        key: ref.key,
+        tool: call.tool,
+        attempt: progress.executions,
+        fence: claim.fence,
+      });
+      this.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
+      throw error;
+    }
+    return RUN_AGAIN;
   }
 
   /**
@@ -426,7 +532,7 @@ export class Guard {
     }
     const storeResolution = released
       ? ({ released: true } as const)
-      : { outcome: this.codec.encode((resolution as { outcome: unknown }).outcome) };
+      : { outcome: this.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined) };
     return this.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
   }
 
@@ -450,14 +556,17 @@ export class Guard {
    * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
    * claim that would later read as a lost (indeterminate) attempt.
    */
-  private async claimOnce(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+  private async claimOnce(ref: RecordRef, options: ClaimOptions): Promise<SentClaim> {
+    let sentAtMs = performance.now();
     try {
-      return await this.store.claim(ref, options);
+      return { claim: await this.store.claim(ref, options), sentAtMs };
     } catch (first) {
       if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
       await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+      // The lease a resent claim restarts is counted from when it was resent.
+      sentAtMs = performance.now();
       try {
-        return await this.store.claim(ref, options);
+        return { claim: await this.store.claim(ref, options), sentAtMs };
       } catch (error) {
         throw asStoreError('claim', error);
       }
@@ -473,14 +582,12 @@ export class Guard {
     const { key } = state.ref;
     const tool = state.call.tool;
     switch (claim.status) {
-      case 'completed':
+      case 'completed': {
+        const encoded = record.outcome ?? '';
+        const value = this.decodeOutcome(encoded, tool) as T;
         this.emit('tool.deduplicated', state, record);
-        return {
-          value: this.codec.decode(record.outcome ?? '') as T,
-          encoded: record.outcome ?? '',
-          attempt: record.attempt,
-          fence: record.fence,
-        };
+        return { value, encoded, attempt: record.attempt, fence: record.fence };
+      }
       case 'conflict':
         throw new IdempotencyConflictError(key, tool, record.tool);
       case 'indeterminate': {
@@ -501,6 +608,41 @@ export class Guard {
     }
   }
 
+  /**
+   * Rule G2: the body is entered only while this worker's view of its lease is live, counted
+   * from when the claim was SENT. A reply that arrives after that view lapsed is checked with a
+   * renewal first. Returns when the lease view starts (monotonic ms), or SUPERSEDED when the
+   * claim was lost before the body was entered (the caller then asks as a fresh caller).
+   */
+  private async confirmLease(
+    state: CallState,
+    holder: Holder,
+    sentAtMs: number,
+  ): Promise<number | typeof SUPERSEDED> {
+    const { ref, policy } = state;
+    let leaseFromMs = sentAtMs;
+    for (let round = 0; performance.now() >= leaseFromMs + policy.leaseMs; round++) {
+      if (round === LATE_REPLY_ROUNDS) {
+        await this.releaseQuietly(ref, holder);
+        throw new StoreUnavailableError(
+          'claim',
+          `the store answered later than the lease (${policy.leaseMs} ms) ${LATE_REPLY_ROUNDS} times; the body was not started`,
+        );
+      }
+      const renewSentAtMs = performance.now();
+      let renewed: Awaited<ReturnType<IdempotencyStore['renew']>>;
+      try {
+        renewed = await this.store.renew(ref, holder, policy.leaseMs);
+      } catch (error) {
+        await this.releaseQuietly(ref, holder);
+        throw asStoreError('renew', error);
+      }
+      if (renewed.status !== 'renewed') return SUPERSEDED;
+      leaseFromMs = renewSentAtMs;
+    }
+    return leaseFromMs;
+  }
+
   /** Run the body as the holder; record or handle its result. */
   private async execute<T>(
     state: CallState,
@@ -508,26 +650,34 @@ export class Guard {
     claim: Extract<ClaimResult, { status: 'acquired' }>,
     claimSentAtMs: number,
     body: Body<T>,
+    progress: CallProgress,
   ): Promise<Answer<T> | typeof SUPERSEDED> {
     const { call, policy, ref } = state;
     const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
+    const leaseFromMs = await this.confirmLease(state, holder, claimSentAtMs);
+    if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
     // The body's signal is made only when the body reads it (an AbortSignal is costly to make):
     // an abort before that is remembered and applied when it is made.
     const aborter = new LazyAborter(call.signal);
     let leaseLost: LeaseLostError | undefined;
-    let timedOut: ToolTimeoutError | undefined;
+    let interruption: { readonly kind: 'timeout' | 'abort'; readonly error: unknown } | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
     let keeper: LeaseKeeper | undefined;
     let bodyPromise: Promise<T>;
     let bodySettled = false;
-    const startedMs = Date.now();
+    let onCallerAbort: (() => void) | undefined;
+    const startedMs = performance.now();
 
-    // Interruptions the caller must not wait past: a timeout always; a lost lease after a grace
-    // of waitTimeoutMs for the body to notice its signal and settle.
-    let interrupt!: (reason: 'timeout' | 'lease') => void;
-    const interrupted = new Promise<'timeout' | 'lease'>((resolve) => {
+    // Interruptions the caller is answered at once for: a timeout and the caller's own abort
+    // (rule G4); a lost lease after a grace of waitTimeoutMs for the body to notice its signal.
+    let interrupt!: (reason: 'interrupted' | 'lease') => void;
+    const interrupted = new Promise<'interrupted' | 'lease'>((resolve) => {
       interrupt = resolve;
     });
+    const stopWatching = () => {
+      clearTimeout(timeoutTimer);
+      if (onCallerAbort !== undefined) call.signal?.removeEventListener('abort', onCallerAbort);
+    };
 
     try {
       keeper = new LeaseKeeper(
@@ -546,14 +696,23 @@ export class Guard {
           const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
           grace.unref();
         },
-        claimSentAtMs,
+        leaseFromMs,
       );
       if (policy.timeoutMs !== undefined) {
         timeoutTimer = setTimeout(() => {
-          timedOut = new ToolTimeoutError(call.tool, policy.timeoutMs as number);
-          aborter.abort(timedOut);
-          interrupt('timeout');
+          const error = new ToolTimeoutError(call.tool, policy.timeoutMs as number);
+          interruption ??= { kind: 'timeout', error };
+          aborter.abort(error);
+          interrupt('interrupted');
         }, policy.timeoutMs);
+      }
+      const callerSignal = call.signal;
+      if (callerSignal !== undefined) {
+        onCallerAbort = () => {
+          interruption ??= { kind: 'abort', error: callerSignal.reason };
+          interrupt('interrupted');
+        };
+        callerSignal.addEventListener('abort', onCallerAbort, { once: true });
       }
       const context: ToolCallContext = {
         idempotencyKey: ref.key,
@@ -568,11 +727,13 @@ export class Guard {
         tool: call.tool,
       };
       this.emit('tool.started', state, attemptInfo, { takeover: claim.takeover });
+      progress.executions++;
+      progress.lastAttempt = attemptInfo;
       bodyPromise = Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
     } catch (error) {
       // Failed before the body could start: never leave the claim behind.
       keeper?.stop();
-      clearTimeout(timeoutTimer);
+      stopWatching();
       await this.store.release(ref, holder).catch(() => undefined);
       throw error;
     }
@@ -580,7 +741,7 @@ export class Guard {
     type Settlement =
       | { ok: true; value: T }
       | { ok: false; error: unknown }
-      | { interrupted: 'timeout' | 'lease' };
+      | { interrupted: 'interrupted' | 'lease' };
     const settlement: Settlement = await Promise.race([
       bodyPromise.then(
         (value) => ({ ok: true as const, value }),
@@ -588,9 +749,9 @@ export class Guard {
       ),
       interrupted.then((reason) => ({ interrupted: reason })),
     ]);
-    clearTimeout(timeoutTimer);
-    bodySettled = true;
-    const durationMs = Date.now() - startedMs;
+    stopWatching();
+    bodySettled = !('interrupted' in settlement) || settlement.interrupted === 'lease';
+    const durationMs = Math.round(performance.now() - startedMs);
     // The lease is kept (renewed) until the outcome is recorded or the claim given up: a slow
     // store must not let another worker take over a call that already ran.
     let keepLease = false;
@@ -602,38 +763,26 @@ export class Guard {
           this.recordLate(state, holder, bodyPromise, attemptInfo);
           return SUPERSEDED;
         }
-        const timeoutError = timedOut as ToolTimeoutError;
-        if (policy.kind === Idempotency.EFFECTFUL) {
-          const marked = await this.markIndeterminate(state, holder, timeoutError, durationMs, attemptInfo);
-          this.recordLate(state, holder, bodyPromise, attemptInfo);
-          throw marked;
-        }
-        // IDEMPOTENT: the caller is answered at the deadline, but the body still runs; the claim
-        // stays held (and renewed) until it settles, so no retry runs beside it.
-        this.emit('tool.failed', state, attemptInfo, { error: describeError(timeoutError), durationMs });
         keepLease = true;
-        this.settleAfterTimeout(state, holder, bodyPromise, attemptInfo, keeper);
-        throw timeoutError;
+        throw this.answerInterruption(
+          state,
+          holder,
+          bodyPromise,
+          attemptInfo,
+          keeper,
+          interruption,
+          durationMs,
+        );
       }
 
       if (settlement.ok) {
-        return await this.record(
-          state,
-          holder,
-          settlement.value,
-          durationMs,
-          attemptInfo,
-          leaseLost !== undefined,
-        );
+        return await this.record(state, holder, settlement.value, durationMs, attemptInfo, progress);
       }
 
       const error = settlement.error;
       if (leaseLost !== undefined && error === leaseLost) {
         // The body honoured the lost lease: the current holder's answer is this caller's answer.
         return SUPERSEDED;
-      }
-      if (timedOut !== undefined && error === timedOut && policy.kind === Idempotency.EFFECTFUL) {
-        throw await this.markIndeterminate(state, holder, timedOut, durationMs, attemptInfo);
       }
       if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
         this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
@@ -647,19 +796,44 @@ export class Guard {
     }
   }
 
-  /** An IDEMPOTENT body past its deadline: record its late result, or release when it fails. */
-  private settleAfterTimeout<T>(
+  /**
+   * Rule G4: a timeout or the caller's abort while the body runs is answered at once. The claim is
+   * kept (and renewed) until the body settles and is then settled as usual, so a retry waits and
+   * replays instead of running beside it. EFFECTFUL: unknown to this caller; if the body has not
+   * settled `waitTimeoutMs` later the record is marked indeterminate (a late value still completes
+   * it). Returns the error to throw.
+   */
+  private answerInterruption<T>(
     state: CallState,
     holder: Holder,
     bodyPromise: Promise<T>,
     attemptInfo: { attempt: number; fence: number },
     keeper: LeaseKeeper,
-  ): void {
+    interruption: { readonly kind: 'timeout' | 'abort'; readonly error: unknown } | undefined,
+    durationMs: number,
+  ): unknown {
+    const { policy, ref, call } = state;
+    const cause = interruption?.error;
+    const recordedCause = describeError(cause);
+    let settledInTime = false;
+    let grace: NodeJS.Timeout | undefined;
+    if (policy.kind === Idempotency.EFFECTFUL) {
+      grace = setTimeout(() => {
+        if (settledInTime) return;
+        void this.store
+          .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
+          .catch(() => undefined)
+          .finally(() => keeper.stop());
+      }, policy.waitTimeoutMs);
+      grace.unref();
+    }
     bodyPromise
       .then(
         async (value) => {
-          const encoded = this.codec.encode(value);
-          const result = await this.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
+          settledInTime = true;
+          clearTimeout(grace);
+          const encoded = this.encodeOutcome(value, call.tool);
+          const result = await this.store.complete(ref, holder, encoded, policy.retentionMs);
           const recorded =
             result.status === 'completed' ||
             (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded));
@@ -670,12 +844,44 @@ export class Guard {
             recorded ? { recorded } : {},
           );
         },
-        () => this.releaseQuietly(state.ref, holder),
+        async (error: unknown) => {
+          settledInTime = true;
+          clearTimeout(grace);
+          if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
+            await this.releaseQuietly(ref, holder);
+          } else {
+            await this.store.markIndeterminate(ref, holder, describeError(error), policy.retentionMs);
+          }
+        },
       )
-      .catch(() => {
-        // Unrecordable: the lease expires and the call is taken over as a lost attempt.
+      .catch(async () => {
+        // Unrecordable (the codec or the store refused it): settle the way the kind requires.
+        if (policy.kind === Idempotency.EFFECTFUL) {
+          await this.store
+            .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
+            .catch(() => undefined);
+        } else {
+          await this.releaseQuietly(ref, holder);
+        }
       })
       .finally(() => keeper.stop());
+
+    if (policy.kind === Idempotency.IDEMPOTENT) {
+      this.emit('tool.failed', state, attemptInfo, { error: recordedCause, durationMs });
+      return cause;
+    }
+    this.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
+    return new IndeterminateOutcomeError(
+      {
+        key: ref.key,
+        tool: call.tool,
+        attempt: attemptInfo.attempt,
+        fence: attemptInfo.fence,
+        reasonType: recordedCause.type,
+        reason: recordedCause.message,
+      },
+      { cause },
+    );
   }
 
   /** Record a successful body's value under its holder. */
@@ -685,30 +891,29 @@ export class Guard {
     value: T,
     durationMs: number,
     attemptInfo: { attempt: number; fence: number },
-    leaseWasLost: boolean,
+    progress: CallProgress,
   ): Promise<Answer<T> | typeof SUPERSEDED> {
     const { ref, policy } = state;
     let encoded: string;
+    let result: CompleteResult;
     try {
-      encoded = this.codec.encode(value);
+      encoded = this.encodeOutcome(value, state.call.tool);
+      result = await this.completeWithRetry(ref, holder, encoded, policy.retentionMs);
     } catch (error) {
-      // The body ran but its result cannot be stored: for EFFECTFUL the effect happened and no
-      // repeat can be answered, so the record is indeterminate; IDEMPOTENT releases.
+      if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
+        // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
+        // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
+        this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
+        return { value, encoded: undefined, ...attemptInfo };
+      }
+      // Rule G5: no store can hold this outcome (the codec failed, or the store refused it).
+      // Settle at once the way the kind requires; never leave it to the lease.
       if (policy.kind === Idempotency.EFFECTFUL) {
         throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
       }
       this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
       await this.releaseQuietly(ref, holder);
       throw error;
-    }
-    let result: Awaited<ReturnType<IdempotencyStore['complete']>>;
-    try {
-      result = await this.completeWithRetry(ref, holder, encoded, policy.retentionMs);
-    } catch {
-      // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
-      // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
-      this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
-      return { value, encoded: undefined, ...attemptInfo };
     }
     if (
       result.status === 'completed' ||
@@ -718,17 +923,15 @@ export class Guard {
       this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
       return { value, encoded, ...attemptInfo };
     }
+    // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
+    // by the store). Rule G1: the caller asks the store again, and never runs the body again;
+    // the value it knows is recorded in a new life if the key is free.
     this.emit('tool.stale_result', state, attemptInfo, { durationMs });
-    if (result.status === 'not_found' && !leaseWasLost && state.policy.kind === Idempotency.EFFECTFUL) {
-      // The record vanished (an operator released it, or retention ran out mid-call). Claiming
-      // again could run the effect twice, so our own value is this caller's answer.
-      return { value, encoded: undefined, ...attemptInfo };
-    }
-    // IDEMPOTENT: a new life of the key may already hold another outcome (the spin model found
-    // a caller told its own value while the store held a different one): ask the store again.
+    progress.ownResult = { value, encoded };
     return SUPERSEDED;
   }
 
+  /** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
   private async completeWithRetry(ref: RecordRef, holder: Holder, encoded: string, retentionMs: number) {
     let lastError: unknown;
     for (const delayMs of [0, 50, 250]) {
@@ -736,13 +939,48 @@ export class Guard {
       try {
         return await this.store.complete(ref, holder, encoded, retentionMs);
       } catch (error) {
+        if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
         lastError = error;
       }
     }
-    throw lastError;
+    throw asStoreError('complete', lastError);
   }
 
-  /** A superseded or timed-out attempt that still returns: try to record it; a stale one is reported. */
+  /** Encode with the codec; any failure is an {@link OutcomeEncodingError}. */
+  private encodeOutcome(value: unknown, tool: string | undefined): string {
+    let encoded: unknown;
+    try {
+      encoded = this.codec.encode(value);
+    } catch (error) {
+      throw new OutcomeEncodingError('encode', describeError(error).message, { tool, cause: error });
+    }
+    if (typeof encoded !== 'string') {
+      throw new OutcomeEncodingError('encode', `the codec returned a ${typeof encoded}, not a string`, {
+        tool,
+      });
+    }
+    if (encoded.length > MAX_OUTCOME_LENGTH || !isWellFormedText(encoded)) {
+      throw new OutcomeEncodingError(
+        'encode',
+        encoded.length > MAX_OUTCOME_LENGTH
+          ? `the encoded outcome has ${encoded.length} characters, more than ${MAX_OUTCOME_LENGTH}`
+          : 'the codec returned a string with a lone surrogate, which no store can keep byte for byte',
+        { tool },
+      );
+    }
+    return encoded;
+  }
+
+  /** Decode a recorded outcome; any failure is an {@link OutcomeEncodingError}. */
+  private decodeOutcome(encoded: string, tool: string): unknown {
+    try {
+      return this.codec.decode(encoded);
+    } catch (error) {
+      throw new OutcomeEncodingError('decode', describeError(error).message, { tool, cause: error });
+    }
+  }
+
+  /** A superseded attempt that still returns: try to record it; a stale one is reported. */
   private recordLate<T>(
     state: CallState,
     holder: Holder,
@@ -755,7 +993,7 @@ export class Guard {
           const result = await this.store.complete(
             state.ref,
             holder,
-            this.codec.encode(value),
+            this.encodeOutcome(value, state.call.tool),
             state.policy.retentionMs,
           );
           if (result.status === 'completed') {

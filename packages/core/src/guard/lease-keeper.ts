@@ -20,7 +20,7 @@ export class LeaseKeeper {
   private watchdog: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastError: unknown;
-  /** Local estimate of the lease deadline (epoch ms, this worker's clock). */
+  /** Local estimate of the lease deadline (monotonic ms, `performance.now()`: a wall-clock step cannot move it). */
   private deadlineMs: number;
 
   constructor(
@@ -48,7 +48,7 @@ export class LeaseKeeper {
     if (this.watchdog !== undefined || this.stopped) return;
     this.watchdog = setTimeout(
       () => this.lose({ kind: 'expired', error: this.lastError }),
-      Math.max(0, this.deadlineMs - Date.now()),
+      Math.max(0, this.deadlineMs - performance.now()),
     );
     // Lease timers alone must not keep the process alive; the body's own work does.
     this.watchdog.unref();
@@ -66,7 +66,7 @@ export class LeaseKeeper {
   }
 
   private async beat(): Promise<void> {
-    const sentAtMs = Date.now();
+    const sentAtMs = performance.now();
     this.armWatchdog();
     try {
       const result = await this.store.renew(this.ref, this.holder, this.leaseMs);
@@ -74,7 +74,7 @@ export class LeaseKeeper {
       if (result.status === 'renewed') {
         this.deadlineMs = sentAtMs + this.leaseMs;
         this.disarmWatchdog();
-        this.scheduleBeat(this.heartbeatMs - (Date.now() - sentAtMs));
+        this.scheduleBeat(this.heartbeatMs - (performance.now() - sentAtMs));
       } else {
         this.lose({ kind: 'lost', detail: result.reason });
       }

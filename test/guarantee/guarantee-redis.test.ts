@@ -1,0 +1,82 @@
+// The guarantee scenarios (test/guarantee/scenarios.ts) on RedisStore. The records are lost on a
+// PRIVATE redis-server started by this file (flushed, and restarted empty): the shared Redis is
+// never flushed or stopped.
+import { currentToolCall, Guard, Idempotency, IndeterminateOutcomeError } from '@toolfence/core';
+import { RedisStore } from '@toolfence/stores/redis';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RedisServer, startRedisServer } from '../support/redis.js';
+import { describeGuarantee, sleep } from './scenarios.js';
+
+let server: RedisServer;
+let client: Redis;
+let admin: Redis;
+let store: RedisStore;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  client = new Redis({ host: '127.0.0.1', port: server.port, maxRetriesPerRequest: 3 });
+  client.on('error', () => undefined);
+  admin = new Redis({ host: '127.0.0.1', port: server.port });
+  admin.on('error', () => undefined);
+  store = new RedisStore({ client, prefix: 'guarantee' });
+});
+
+afterAll(async () => {
+  await store?.close();
+  client?.disconnect();
+  admin?.disconnect();
+  await server?.stop();
+});
+
+/** Waits until ioredis has reconnected to the restarted server. */
+async function untilReady(connection: Redis): Promise<void> {
+  for (let i = 0; i < 200 && connection.status !== 'ready'; i++) await sleep(25);
+  expect(connection.status).toBe('ready');
+}
+
+describeGuarantee('Redis (private server)', () => store, 'redis', {
+  loseRecords: async () => {
+    await admin.flushall();
+  },
+});
+
+describe('the guarantee on Redis: a server restarted empty while the body runs', () => {
+  for (const honoursAbort of [false, true]) {
+    it(`EFFECTFUL: one execution when the server restarts empty (the body ${honoursAbort ? 'honours' : 'ignores'} its abort)`, async () => {
+      const guard = new Guard({ store, tenant: `restart-${honoursAbort}` });
+      const policy = { kind: Idempotency.EFFECTFUL, leaseMs: 600, heartbeatMs: 150, waitTimeoutMs: 5000 };
+      const call = { tool: 'refund', arguments: { orderId: 'A-7' }, runId: 'r', policy };
+      let executions = 0;
+      const running = guard
+        .run(call, async () => {
+          executions++;
+          const { signal } = currentToolCall()!;
+          for (let i = 0; i < 80; i++) {
+            if (honoursAbort) signal.throwIfAborted();
+            await sleep(25);
+          }
+          return 'refunded';
+        })
+        .then(
+          (value) => ({ ok: true as const, value }),
+          (error: unknown) => ({ ok: false as const, error }),
+        );
+      await sleep(100);
+      // Restarted empty (no persistence) on the same port: the client reconnects to a blank server.
+      const port = server.port;
+      await server.stop();
+      server = await startRedisServer([], port);
+      const outcome = await running;
+      expect(executions).toBe(1);
+      await untilReady(client);
+      if (outcome.ok) {
+        expect(outcome.value).toBe('refunded');
+        expect(await guard.run(call, () => 'must not run')).toBe('refunded');
+      } else {
+        expect(IndeterminateOutcomeError.isInstance(outcome.error)).toBe(true);
+      }
+      expect(executions).toBe(1);
+    });
+  }
+});
