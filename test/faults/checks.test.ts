@@ -366,6 +366,36 @@ describe('checkHistory', () => {
       expect(badKind.lost).toBe(1);
     });
 
+    it('accepts a known outcome re-recorded in a later life, and counts it', () => {
+      const history = reexecuted();
+      // x1 (life 0) returned after the loss; its call re-recorded x1 in life 1 (RULES G1).
+      const checks = checkHistory({
+        ...history,
+        ledger: history.ledger.filter((entry) => entry.execId !== 'x2'),
+        records: new Map([...history.records, [E, record(E, 'completed', 1, 'x1')]]),
+        calls: [history.calls[0] as (typeof history.calls)[number]],
+      });
+      expect(checks.violations).toEqual([]);
+      expect(checks.detail.reRecordedOutcomes).toBe(1);
+      expect(checks.detail.wrongRecords).toBe(0);
+    });
+
+    it('starts an IDEMPOTENT key over at fence 1 after a release, and only then', () => {
+      const history = clean();
+      const run = (fence: number, execId: string, delivery: number, sentMs: number) =>
+        execution(I, IDEMPOTENT_TOOL, fence, execId, 100, { delivery, sentMs });
+      const ledger = [run(1, 'y1', 1, 100), run(2, 'y2', 2, 200), run(1, 'y3', 3, 2000)];
+      const without = checkHistory({ ...history, ledger });
+      expect(without.detail.repeatedFences).toBe(1);
+      const released = checkHistory({
+        ...history,
+        ledger,
+        releases: [{ key: I, startMs: 1000, endMs: 1001 }],
+      });
+      expect(released.detail.repeatedFences).toBe(0);
+      expect(released.detail.duplicatesPerLife).toBe(0);
+    });
+
     it('checks the records a loss took: a completed record must name an execution of that life', () => {
       const history = reexecuted();
       const checks = checkHistory({

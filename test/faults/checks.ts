@@ -43,6 +43,13 @@ export interface RecordLoss {
   readonly records: ReadonlyMap<string, IdempotencyRecord>;
 }
 
+/** A release the store answered `released` (the record deleted), sent and replied at these times. */
+export interface KeyRelease {
+  readonly key: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
 export interface History {
   readonly maxAttempts: number;
   /** Every key of the plan, with its tool. */
@@ -53,6 +60,12 @@ export interface History {
   readonly records: ReadonlyMap<string, IdempotencyRecord | null>;
   /** Record-loss faults, in time order. None: the store kept everything (one life). */
   readonly losses?: readonly RecordLoss[];
+  /**
+   * Releases of IDEMPOTENT claims (a failed body, or a call that used up its own maxAttempts,
+   * RULES G1): the key's record is deleted and its next claim starts again at fence 1, so check
+   * (b) counts an IDEMPOTENT key's fences per life of that key (between losses and releases).
+   */
+  readonly releases?: readonly KeyRelease[];
   readonly events: readonly EventMessage[];
   /** execId → true when the body returned a value, false when it threw. Absent: never reported. */
   readonly bodyEnds: ReadonlyMap<string, boolean>;
@@ -116,6 +129,13 @@ export interface HistoryChecks {
     readonly supersededReturned: number;
     /** ...of which the guard reported `tool.completed` with `recorded: true`: a stale result got in. */
     readonly supersededRecorded: number;
+    /** ...whose value was recorded only after a loss: re-recorded in the next life (RULES G1). */
+    readonly supersededReRecorded: number;
+    /**
+     * Records naming an execution of an earlier life, or of a lower fence: a known outcome
+     * re-recorded by its call under a newer claim (G1).
+     */
+    readonly reRecordedOutcomes: number;
     /** Superseded executions that returned, on a worker never killed, with no event about their result. */
     readonly supersededUnaccounted: number;
     /** `tool.stale_result` for an execution that WAS the current holder (a spurious rejection). */
@@ -248,6 +268,12 @@ export function checkHistory(history: History): HistoryChecks {
   }
 
   // ---- check (b): executions per key per life of the store ----
+  const releasesByKey = new Map<string, RecordLoss[]>();
+  for (const release of history.releases ?? []) {
+    const list = releasesByKey.get(release.key) ?? [];
+    list.push({ startMs: release.startMs, endMs: release.endMs, records: new Map() });
+    releasesByKey.set(release.key, list);
+  }
   let duplicatesPerLife = 0;
   let effectfulKeysOverrun = 0;
   let idempotentKeysOverrun = 0;
@@ -284,11 +310,13 @@ export function checkHistory(history: History): HistoryChecks {
         violation(`EFFECTFUL key ${key.slice(0, 12)} ran ${entries.length} times: ${describe()}`);
       }
     } else if (tool === IDEMPOTENT_TOOL) {
-      // Per life: one execution per fence, fences 1..maxAttempts (so at most maxAttempts).
+      // Per life of the key (losses and its own releases): one execution per fence, fences
+      // 1..maxAttempts (so at most maxAttempts).
+      const keyLosses = [...losses, ...(releasesByKey.get(key) ?? [])].sort((a, b) => a.startMs - b.startMs);
       const byFence = new Map<number, Lives[]>();
       for (const entry of entries) {
         const list = byFence.get(entry.fence) ?? [];
-        list.push(livesOfEntry(entry));
+        list.push(livesOf(keyLosses, entry.claimSentMs ?? 0, entry.claimRepliedMs ?? 0));
         byFence.set(entry.fence, list);
       }
       let repeated = 0;
@@ -330,6 +358,8 @@ export function checkHistory(history: History): HistoryChecks {
   const staleEvents = new Map<string, number>();
   const recordedCompletions = new Map<string, number>();
   const unrecordedCompletions = new Map<string, number>();
+  /** execId → when its recorded completions were reported (to tell a re-record after a loss). */
+  const recordedTimes = new Map<string, number[]>();
   for (const event of history.events) {
     if (event.type !== 'tool.stale_result' && event.type !== 'tool.completed') continue;
     const id =
@@ -338,6 +368,7 @@ export function checkHistory(history: History): HistoryChecks {
     if (event.type === 'tool.completed') {
       const map = event.recorded === false ? unrecordedCompletions : recordedCompletions;
       map.set(id, (map.get(id) ?? 0) + 1);
+      if (event.recorded !== false) recordedTimes.set(id, [...(recordedTimes.get(id) ?? []), event.timeMs]);
     }
   }
   const unrecordedFences = new Set(
@@ -348,6 +379,7 @@ export function checkHistory(history: History): HistoryChecks {
 
   // ---- the recorded result of each key, in each life ----
   let wrongRecords = 0;
+  let reRecordedOutcomes = 0;
   let unsettledKeys = 0;
   let indeterminateUnexecuted = 0;
   /** `key#life` → the highest fence seen in that life (record, or an execution certainly in it). */
@@ -390,7 +422,20 @@ export function checkHistory(history: History): HistoryChecks {
       const value = decodeValue(record.outcome);
       const execution = value === undefined ? undefined : byExecId.get(value.execId);
       const executionLives = execution === undefined ? undefined : livesOfEntry(execution);
-      if (
+      // A known outcome re-recorded under a newer claim (RULES G1: a superseded call whose own
+      // body returned v and that then acquired the key, in a new life of the store or as a
+      // takeover, completes its new claim with v): the execution is of this life or an earlier
+      // one, under a lower fence (or any fence, in an earlier life), and its body returned.
+      const reRecorded =
+        execution !== undefined &&
+        executionLives !== undefined &&
+        execution.key === key &&
+        executionLives.low <= life &&
+        (executionLives.low < life || execution.fence < record.fence) &&
+        history.bodyEnds.get(execution.execId) !== false &&
+        record.fence >= maxCertain;
+      if (reRecorded) reRecordedOutcomes += 1;
+      else if (
         value === undefined ||
         execution === undefined ||
         executionLives === undefined ||
@@ -460,6 +505,7 @@ export function checkHistory(history: History): HistoryChecks {
   let supersededExecutions = 0;
   let supersededReturned = 0;
   let supersededRecorded = 0;
+  let supersededReRecorded = 0;
   let supersededUnaccounted = 0;
   const superseded = new Set<string>();
   for (const entry of history.ledger) {
@@ -470,10 +516,15 @@ export function checkHistory(history: History): HistoryChecks {
     supersededExecutions += 1;
     const id = entry.execId;
     superseded.add(id);
-    if ((recordedCompletions.get(id) ?? 0) > 0) {
+    // Recorded in its own life: a stale result got in. After a loss (the store forgot the record
+    // the result was meant for) it is the call re-recording its own value in the new life (G1).
+    const inOwnLife = (recordedTimes.get(id) ?? []).filter(
+      (timeMs) => !losses.some((loss) => loss.startMs >= (entry.claimSentMs ?? 0) && loss.endMs <= timeMs),
+    );
+    if (inOwnLife.length > 0) {
       supersededRecorded += 1;
       violation(`key ${entry.key.slice(0, 12)}: superseded fence ${entry.fence} had its result recorded`);
-    }
+    } else if ((recordedCompletions.get(id) ?? 0) > 0) supersededReRecorded += 1;
     if (history.bodyEnds.get(entry.execId) === true) {
       supersededReturned += 1;
       const accounted =
@@ -525,7 +576,9 @@ export function checkHistory(history: History): HistoryChecks {
       supersededExecutions,
       supersededReturned,
       supersededRecorded,
+      supersededReRecorded,
       supersededUnaccounted,
+      reRecordedOutcomes,
       staleOnCurrent,
       staleAfterLoss,
       unrecordedAnswers,
@@ -605,6 +658,9 @@ function judgeAnswer(
       if (tool !== EFFECTFUL_TOOL) return `indeterminate for a ${tool} tool`;
       if (record?.state === 'indeterminate') return undefined;
       if (record?.state === 'completed' && record.fence === answer.fence) return undefined;
+      // The guard could not mark it (the store was frozen or gone): the claim of that fence is
+      // left in progress, and the next at-most-once claim after its lease marks it indeterminate.
+      if (record?.state === 'in_progress' && record.fence === answer.fence) return undefined;
       return `indeterminate (fence ${answer.fence}), but the store holds ${record?.state ?? 'nothing'}@fence${record?.fence}`;
     case 'abandoned':
       if (tool !== IDEMPOTENT_TOOL) return `abandoned for a ${tool} tool`;

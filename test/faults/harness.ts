@@ -24,6 +24,7 @@ import { type StallingProxy, startStallingProxy } from '../support/stalling-prox
 import {
   checkHistory,
   type HistoryChecks,
+  type KeyRelease,
   type RecordLoss,
   TERMINAL_ANSWERS,
   type TimedAnswer,
@@ -446,6 +447,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   let renewalsDelayedByDead = 0;
   let nextDeliveryId = 1;
   const losses: RecordLoss[] = [];
+  const releases: KeyRelease[] = [];
   const lossKinds: Record<string, number> = {};
   /** Store freezes: how long each one held the proxy, and how many outlasted the deadline. */
   const freezesMs: number[] = [];
@@ -542,6 +544,9 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
         break;
       case 'renew-delayed':
         worker.renewalsDelayed += 1;
+        break;
+      case 'released':
+        releases.push({ key: message.key, startMs: message.sentMs, endMs: message.repliedMs });
         break;
       case 'claim-failed':
         keysWithFailedClaims.add(message.key);
@@ -1042,6 +1047,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       killedPids,
       hungDeliveries,
       losses,
+      releases,
     });
     const renewalsDelayed =
       renewalsDelayedByDead + liveWorkers().reduce((sum, worker) => sum + worker.renewalsDelayed, 0);

@@ -143,6 +143,17 @@ export type WorkerMessage =
   | { readonly t: 'renew-delayed' }
   /** A claim that threw (StoreUnavailableError): it may still have landed on the store. */
   | { readonly t: 'claim-failed'; readonly key: string }
+  /**
+   * A release the store answered `released`: the record is deleted, so the key's next claim
+   * starts again at fence 1 (a new life of that key, as after a record loss).
+   */
+  | {
+      readonly t: 'released';
+      readonly key: string;
+      readonly fence: number;
+      readonly sentMs: number;
+      readonly repliedMs: number;
+    }
   /** A claim answered with a record held by the claim's own owner (the claim ran twice). */
   | { readonly t: 'own-claim'; readonly status: string; readonly tool: string }
   | DrainedMessage;

@@ -99,6 +99,15 @@ function faultyStore(store: IdempotencyStore): IdempotencyStore {
             if (property === 'claim') send({ t: 'claim-failed', key: (args[0] as RecordRef).key });
             throw error;
           }
+          if (property === 'release' && (result as { status?: string }).status === 'released') {
+            send({
+              t: 'released',
+              key: (args[0] as RecordRef).key,
+              fence: (args[1] as { fence: number }).fence,
+              sentMs,
+              repliedMs: Date.now(),
+            });
+          }
           if (property === 'claim') {
             const claim = result as ClaimResult;
             if (claim.status === 'acquired') {
