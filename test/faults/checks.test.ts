@@ -396,6 +396,24 @@ describe('checkHistory', () => {
       expect(released.detail.duplicatesPerLife).toBe(0);
     });
 
+    it('accepts an indeterminate answer whose own fence is still in progress (the mark did not land)', () => {
+      const history = clean();
+      const answer: Answer = { t: 'answer', id: 5, kind: 'indeterminate', fence: 1, ranHere: [] };
+      const calls = [{ id: 'c5', key: E, answers: [answer] }];
+      const pending = checkHistory({
+        ...history,
+        calls,
+        records: new Map([...history.records, [E, record(E, 'in_progress', 1)]]),
+      });
+      expect(pending.detail.misanswered).toBe(0);
+      const otherFence = checkHistory({
+        ...history,
+        calls,
+        records: new Map([...history.records, [E, record(E, 'in_progress', 2)]]),
+      });
+      expect(otherFence.detail.misanswered).toBe(1);
+    });
+
     it('checks the records a loss took: a completed record must name an execution of that life', () => {
       const history = reexecuted();
       const checks = checkHistory({

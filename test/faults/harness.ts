@@ -405,7 +405,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const leaseMs = options.leaseMs ?? 500;
   const heartbeatMs = Math.floor(leaseMs / 3);
   const maxAttempts = options.maxAttempts ?? 3;
-  const concurrency = options.concurrency ?? 24;
+  const concurrency = options.concurrency ?? 36;
   const faultIntervalMs = options.faultIntervalMs ?? 280;
   const kinds = options.kinds ?? FAULT_KINDS;
   if (kinds.length === 0) throw new Error('runFaults needs at least one fault kind');
@@ -804,8 +804,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       case 'store-freeze': {
         if (freezeHolds > 0) return false;
         const release = holdStore();
-        // 0.3-1.8 s: against the 1 s store deadline, about half of them outlast it.
-        const frozenMs = Math.floor(300 + rng() * 1500);
+        // 0.3-1.6 s: against the 1 s store deadline, about half of them outlast it.
+        const frozenMs = Math.floor(300 + rng() * 1300);
         freezesMs.push(frozenMs);
         const timer = setTimeout(() => {
           freezeTimers.delete(timer);

@@ -6,7 +6,7 @@
 //
 // Flags: --store redis|postgres|both (default both), --duration <seconds> per store (default
 // 300), --calls <n> at least (default 5000), --faults <n> at least (default 200), --lease <ms>
-// (default 500), --workers <n> (default 4), --concurrency <n> (default 24), --fault-interval
+// (default 500), --workers <n> (default 4), --concurrency <n> (default 36), --fault-interval
 // <ms> (default 250), --kinds <kind,kind,...> (default: every kind of harness.ts FAULT_KINDS, or
 // the FAULT_KINDS environment variable), --seed <n>, --no-write (do not update
 // test/faults/last-run.json). Faults are paced over the duration (and the calls), so --faults
@@ -31,7 +31,7 @@ const { values } = parseArgs({
     faults: { type: 'string', default: '200' },
     lease: { type: 'string', default: '500' },
     workers: { type: 'string', default: '4' },
-    concurrency: { type: 'string', default: '24' },
+    concurrency: { type: 'string', default: '36' },
     'fault-interval': { type: 'string', default: '250' },
     seed: { type: 'string' },
     kinds: { type: 'string' },
