@@ -132,8 +132,9 @@ export interface HistoryChecks {
     /** ...whose value was recorded only after a loss: re-recorded in the next life (RULES G1). */
     readonly supersededReRecorded: number;
     /**
-     * Records naming an execution of an earlier life, or of a lower fence: a known outcome
-     * re-recorded by its call under a newer claim (G1).
+     * Records naming an execution that may be of an earlier life (a claim in flight across the
+     * loss counts too), or of a lower fence: a known outcome re-recorded by its call under a
+     * newer claim (G1), or an ordinary record of a claim that straddled a loss.
      */
     readonly reRecordedOutcomes: number;
     /** Superseded executions that returned, on a worker never killed, with no event about their result. */
