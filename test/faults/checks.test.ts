@@ -3,7 +3,7 @@
 // count each one. (A checker that always says 0 would make the fault runs prove nothing.)
 import type { IdempotencyRecord } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
-import { checkHistory, type History } from './checks.js';
+import { checkHistory, type History, type RecordLoss } from './checks.js';
 import {
   type Answer,
   EFFECTFUL_TOOL,
@@ -16,8 +16,28 @@ import {
 const E = 'e'.repeat(64);
 const I = 'i'.repeat(64);
 
-function execution(key: string, tool: ToolName, fence: number, execId: string, pid = 100): LedgerEntry {
-  return { execId, key, tool, fence, attempt: fence, pid, worker: 'w', timeMs: 0 };
+/** An execution; `delivery` 0 (the default) leaves it out of check (a), which needs the call. */
+function execution(
+  key: string,
+  tool: ToolName,
+  fence: number,
+  execId: string,
+  pid = 100,
+  claim: { delivery?: number; sentMs?: number; repliedMs?: number } = {},
+): LedgerEntry {
+  return {
+    execId,
+    key,
+    tool,
+    fence,
+    attempt: fence,
+    pid,
+    worker: 'w',
+    timeMs: claim.sentMs ?? 0,
+    delivery: claim.delivery ?? 0,
+    claimSentMs: claim.sentMs ?? 0,
+    claimRepliedMs: claim.repliedMs ?? (claim.sentMs ?? 0) + 1,
+  };
 }
 
 function record(
@@ -45,8 +65,17 @@ function value(kind: 'completed' | 'deduplicated', execId: string, fence: number
   return { t: 'answer', id: 1, kind, value: { execId, fence, pid: 100 }, ranHere: [] };
 }
 
-function event(type: string, key: string, fence: number, recorded?: boolean): EventMessage {
-  return { t: 'event', type, key, fence, attempt: fence, ...(recorded === undefined ? {} : { recorded }) };
+function event(type: string, key: string, fence: number, recorded?: boolean, delivery = 0): EventMessage {
+  return {
+    t: 'event',
+    type,
+    key,
+    fence,
+    attempt: fence,
+    timeMs: 0,
+    delivery,
+    ...(recorded === undefined ? {} : { recorded }),
+  };
 }
 
 /** A clean history: E ran once; I ran under fences 1 and 2, 1 was fenced, 2 recorded. */
@@ -179,5 +208,219 @@ describe('checkHistory', () => {
     });
     expect(checks.staleFenced).toBe(1);
     expect(checks.detail.staleOnCurrent).toBe(1);
+  });
+
+  describe('record loss: check (a) per call, check (b) per key per life of the store', () => {
+    /** The store forgot everything at 1,000 ms; just before, it held `records`. */
+    const lossAt1000 = (records: [string, IdempotencyRecord][] = []): RecordLoss => ({
+      startMs: 1000,
+      endMs: 1005,
+      records: new Map(records),
+    });
+    const earlier = (execId: string, delivery: number) =>
+      execution(E, EFFECTFUL_TOOL, 1, execId, 100, { delivery, sentMs: 100 });
+    const later = (execId: string, delivery: number) =>
+      execution(E, EFFECTFUL_TOOL, 1, execId, 100, { delivery, sentMs: 2000 });
+
+    /** E ran in two calls, once before the loss and once after: allowed (the store forgot). */
+    function reexecuted(): History {
+      const history = clean();
+      return {
+        ...history,
+        // I ran after the loss (life 1), where its final record is.
+        ledger: [
+          earlier('x1', 1),
+          later('x2', 2),
+          ...history.ledger
+            .filter((entry) => entry.key !== E)
+            .map((entry) => ({ ...entry, claimSentMs: 3000, claimRepliedMs: 3001 })),
+        ],
+        records: new Map([...history.records, [E, record(E, 'completed', 1, 'x2')]]),
+        losses: [lossAt1000([[E, record(E, 'completed', 1, 'x1')]])],
+        calls: [
+          { id: 'c1', key: E, answers: [{ ...value('completed', 'x1', 1), sentMs: 90, answeredMs: 200 }] },
+          { id: 'c2', key: E, answers: [{ ...value('completed', 'x2', 1), sentMs: 1990, answeredMs: 2100 }] },
+          ...history.calls.filter((call) => call.key !== E),
+        ],
+        events: history.events.filter((each) => each.key !== E),
+      };
+    }
+
+    it('allows a second execution of an EFFECTFUL key by another call in a later life', () => {
+      const checks = checkHistory(reexecuted());
+      expect(checks.violations).toEqual([]);
+      expect(checks.duplicates).toBe(0);
+      expect(checks.lost).toBe(0);
+      expect(checks.detail.keysReexecutedAfterLoss).toBe(1);
+      expect(checks.detail.recordLosses).toBe(1);
+    });
+
+    it('counts it when both claims fell in one life (the loss came after both)', () => {
+      const history = reexecuted();
+      const checks = checkHistory({
+        ...history,
+        ledger: [earlier('x1', 1), execution(E, EFFECTFUL_TOOL, 1, 'x2', 100, { delivery: 2, sentMs: 500 })],
+      });
+      expect(checks.detail.duplicatesPerLife).toBe(1);
+      expect(checks.detail.duplicatesInOneCall).toBe(0);
+    });
+
+    it('gives a claim in flight across the loss either life, but not both to two others', () => {
+      const history = reexecuted();
+      const straddling = execution(E, EFFECTFUL_TOOL, 1, 'x3', 100, {
+        delivery: 3,
+        sentMs: 990,
+        repliedMs: 1010,
+      });
+      const one = checkHistory({ ...history, ledger: [earlier('x1', 1), straddling] });
+      expect(one.detail.duplicatesPerLife).toBe(0);
+      expect(one.detail.executionsAcrossLoss).toBe(1);
+      const three = checkHistory({ ...history, ledger: [earlier('x1', 1), straddling, later('x2', 2)] });
+      expect(three.detail.duplicatesPerLife).toBe(1);
+    });
+
+    it('counts one call entering an EFFECTFUL body twice as a duplicate, even across a loss', () => {
+      const history = reexecuted();
+      const checks = checkHistory({ ...history, ledger: [earlier('x1', 1), later('x2', 1)] });
+      expect(checks.detail.duplicatesInOneCall).toBe(1);
+      expect(checks.detail.callsRepeated).toBe(1);
+      expect(checks.detail.duplicatesPerLife).toBe(0);
+      expect(checks.duplicates).toBe(1);
+      expect(checks.violations[0]).toContain('entered its body 2 times');
+    });
+
+    it('lets one IDEMPOTENT call re-enter up to maxAttempts times, not more', () => {
+      const history = clean();
+      const run = (fence: number, execId: string, sentMs: number) =>
+        execution(I, IDEMPOTENT_TOOL, fence, execId, 100, { delivery: 9, sentMs });
+      const within = checkHistory({
+        ...history,
+        ledger: [run(1, 'y1', 100), run(2, 'y2', 200)],
+      });
+      expect(within.detail.duplicatesInOneCall).toBe(0);
+      expect(within.detail.idempotentCallsReentered).toBe(1);
+      const beyond = checkHistory({
+        ...history,
+        losses: [lossAt1000()],
+        ledger: [run(1, 'a', 100), run(2, 'b', 200), run(1, 'c', 2000), run(2, 'y2', 2100)],
+      });
+      expect(beyond.detail.duplicatesInOneCall).toBe(1);
+      expect(beyond.detail.duplicatesPerLife).toBe(0);
+    });
+
+    it('judges an answer by the records of its own life, and one across the loss by its kind', () => {
+      const history = reexecuted();
+      // c1 (life 0) got x2, which only life 1 recorded: wrong.
+      const wrong = checkHistory({
+        ...history,
+        calls: [
+          { id: 'c1', key: E, answers: [{ ...value('deduplicated', 'x2', 1), sentMs: 90, answeredMs: 200 }] },
+        ],
+      });
+      expect(wrong.detail.misanswered).toBe(1);
+      expect(wrong.lost).toBe(1);
+      // A call open across the loss that was told indeterminate: no record can judge it.
+      const across = checkHistory({
+        ...history,
+        calls: [
+          {
+            id: 'c3',
+            key: E,
+            answers: [
+              {
+                t: 'answer',
+                id: 3,
+                kind: 'indeterminate',
+                fence: 2,
+                ranHere: [],
+                sentMs: 900,
+                answeredMs: 1500,
+              },
+            ],
+          },
+        ],
+      });
+      expect(across.lost).toBe(0);
+      expect(across.detail.answersAcrossLoss).toBe(1);
+      // ...but an IDEMPOTENT tool is never indeterminate, loss or not.
+      const badKind = checkHistory({
+        ...history,
+        calls: [
+          {
+            id: 'c4',
+            key: I,
+            answers: [
+              {
+                t: 'answer',
+                id: 4,
+                kind: 'indeterminate',
+                fence: 1,
+                ranHere: [],
+                sentMs: 900,
+                answeredMs: 1500,
+              },
+            ],
+          },
+        ],
+      });
+      expect(badKind.lost).toBe(1);
+    });
+
+    it('accepts a known outcome re-recorded in a later life, and counts it', () => {
+      const history = reexecuted();
+      // x1 (life 0) returned after the loss; its call re-recorded x1 in life 1 (RULES G1).
+      const checks = checkHistory({
+        ...history,
+        ledger: history.ledger.filter((entry) => entry.execId !== 'x2'),
+        records: new Map([...history.records, [E, record(E, 'completed', 1, 'x1')]]),
+        calls: [history.calls[0] as (typeof history.calls)[number]],
+      });
+      expect(checks.violations).toEqual([]);
+      expect(checks.detail.reRecordedOutcomes).toBe(1);
+      expect(checks.detail.wrongRecords).toBe(0);
+    });
+
+    it('starts an IDEMPOTENT key over at fence 1 after a release, and only then', () => {
+      const history = clean();
+      const run = (fence: number, execId: string, delivery: number, sentMs: number) =>
+        execution(I, IDEMPOTENT_TOOL, fence, execId, 100, { delivery, sentMs });
+      const ledger = [run(1, 'y1', 1, 100), run(2, 'y2', 2, 200), run(1, 'y3', 3, 2000)];
+      const without = checkHistory({ ...history, ledger });
+      expect(without.detail.repeatedFences).toBe(1);
+      const released = checkHistory({
+        ...history,
+        ledger,
+        releases: [{ key: I, startMs: 1000, endMs: 1001 }],
+      });
+      expect(released.detail.repeatedFences).toBe(0);
+      expect(released.detail.duplicatesPerLife).toBe(0);
+    });
+
+    it('accepts an indeterminate answer whose own fence is still in progress (the mark did not land)', () => {
+      const history = clean();
+      const answer: Answer = { t: 'answer', id: 5, kind: 'indeterminate', fence: 1, ranHere: [] };
+      const calls = [{ id: 'c5', key: E, answers: [answer] }];
+      const pending = checkHistory({
+        ...history,
+        calls,
+        records: new Map([...history.records, [E, record(E, 'in_progress', 1)]]),
+      });
+      expect(pending.detail.misanswered).toBe(0);
+      const otherFence = checkHistory({
+        ...history,
+        calls,
+        records: new Map([...history.records, [E, record(E, 'in_progress', 2)]]),
+      });
+      expect(otherFence.detail.misanswered).toBe(1);
+    });
+
+    it('checks the records a loss took: a completed record must name an execution of that life', () => {
+      const history = reexecuted();
+      const checks = checkHistory({
+        ...history,
+        losses: [lossAt1000([[E, record(E, 'completed', 1, 'x2')]])],
+      });
+      expect(checks.detail.wrongRecords).toBe(1);
+    });
   });
 });

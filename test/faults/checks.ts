@@ -21,12 +21,33 @@ export const TERMINAL_ANSWERS: ReadonlySet<AnswerKind> = new Set([
   'abandoned',
 ]);
 
+/** A caller's answer, with when its delivery was sent and when the answer came (Date.now()). */
+export type TimedAnswer = Answer & { readonly sentMs?: number; readonly answeredMs?: number };
+
 export interface HistoryCall {
   readonly id: string;
   /** The idempotency key of the call. */
   readonly key: string;
   /** Every answer a caller got for this call, one per delivery that was answered. */
-  readonly answers: readonly Answer[];
+  readonly answers: readonly TimedAnswer[];
+}
+
+/**
+ * A record-loss fault: the store forgot every record at one instant inside [startMs, endMs]
+ * (Date.now() of the coordinator; every process of a run shares the machine's clock).
+ */
+export interface RecordLoss {
+  readonly startMs: number;
+  readonly endMs: number;
+  /** The store's records just before it forgot them (absent key: no record). */
+  readonly records: ReadonlyMap<string, IdempotencyRecord>;
+}
+
+/** A release the store answered `released` (the record deleted), sent and replied at these times. */
+export interface KeyRelease {
+  readonly key: string;
+  readonly startMs: number;
+  readonly endMs: number;
 }
 
 export interface History {
@@ -37,9 +58,22 @@ export interface History {
   readonly ledger: readonly LedgerEntry[];
   /** The store's record of each key at the end (null: none). */
   readonly records: ReadonlyMap<string, IdempotencyRecord | null>;
+  /** Record-loss faults, in time order. None: the store kept everything (one life). */
+  readonly losses?: readonly RecordLoss[];
+  /**
+   * Releases of IDEMPOTENT claims (a failed body, or a call that used up its own maxAttempts,
+   * RULES G1): the key's record is deleted and its next claim starts again at fence 1, so check
+   * (b) counts an IDEMPOTENT key's fences per life of that key (between losses and releases).
+   */
+  readonly releases?: readonly KeyRelease[];
   readonly events: readonly EventMessage[];
   /** execId → true when the body returned a value, false when it threw. Absent: never reported. */
   readonly bodyEnds: ReadonlyMap<string, boolean>;
+  /**
+   * execId → when its body ended (worker clock). Ties an event to its execution when one call ran
+   * the same fence twice (check (a) failing, or an IDEMPOTENT call re-entering in a new life).
+   */
+  readonly bodyEndTimes?: ReadonlyMap<string, number>;
   /** Worker processes the coordinator SIGKILLed (their last reports may be missing). */
   readonly killedPids: ReadonlySet<number>;
   /** Deliveries sent to a live worker that never answered. */
@@ -49,35 +83,66 @@ export interface History {
 export interface HistoryChecks {
   /** Body executions in the ledger. */
   readonly executions: number;
-  /**
-   * Executions beyond what the kind allows: EFFECTFUL past the first; IDEMPOTENT past
-   * `maxAttempts`, or a second execution under one fence.
-   */
+  /** Sum of the two duplicate checks: `detail.duplicatesInOneCall` + `detail.duplicatesPerLife`. */
   readonly duplicates: number;
   /** Calls whose callers did not get a terminal answer the store agrees with, plus hung deliveries. */
   readonly lost: number;
   /** `tool.stale_result` events of superseded executions: late results the fence rejected. */
   readonly staleFenced: number;
   readonly detail: {
+    /**
+     * Check (a): executions one `guard.run` call (one delivery) made beyond what it may, whatever
+     * the store did: an EFFECTFUL call past its first, an IDEMPOTENT one past `maxAttempts`.
+     */
+    readonly duplicatesInOneCall: number;
+    /** Deliveries counted by duplicatesInOneCall. */
+    readonly callsRepeated: number;
+    /** IDEMPOTENT calls that entered their body more than once (allowed up to maxAttempts, RULES G1). */
+    readonly idempotentCallsReentered: number;
+    /**
+     * Check (b): executions of a key beyond what one life of the store allows (a life: the time
+     * between two record losses): an EFFECTFUL key past one per life, an IDEMPOTENT key past one
+     * per fence per life. Executions are placed in lives by their claim's window; two are
+     * allowed only when a loss may have fallen between their claims.
+     */
+    readonly duplicatesPerLife: number;
     readonly effectfulKeysOverrun: number;
     readonly idempotentKeysOverrun: number;
     readonly repeatedFences: number;
     readonly attemptNotFence: number;
+    /** Record losses in the history (the store's lives are one more). */
+    readonly recordLosses: number;
+    /** Keys executed in more than one life (legitimately: the store forgot them in between). */
+    readonly keysReexecutedAfterLoss: number;
+    /** Executions whose claim was in flight across a loss (their life is one of two). */
+    readonly executionsAcrossLoss: number;
     /** Completed records whose result is not the one of the highest fence, or names no execution. */
     readonly wrongRecords: number;
     readonly unanswered: number;
     readonly misanswered: number;
+    /** Answers whose delivery spanned a loss and match no record of the lives it spanned. */
+    readonly answersAcrossLoss: number;
     readonly hungDeliveries: number;
-    /** Executions whose fence was superseded by a later attempt of the same key. */
+    /** Executions whose fence was superseded by a later attempt of the same key in the same life. */
     readonly supersededExecutions: number;
     /** ...of which the body returned a value (a late result that had to be fenced). */
     readonly supersededReturned: number;
     /** ...of which the guard reported `tool.completed` with `recorded: true`: a stale result got in. */
     readonly supersededRecorded: number;
+    /** ...whose value was recorded only after a loss: re-recorded in the next life (RULES G1). */
+    readonly supersededReRecorded: number;
+    /**
+     * Records naming an execution that may be of an earlier life (a claim in flight across the
+     * loss counts too), or of a lower fence: a known outcome re-recorded by its call under a
+     * newer claim (G1), or an ordinary record of a claim that straddled a loss.
+     */
+    readonly reRecordedOutcomes: number;
     /** Superseded executions that returned, on a worker never killed, with no event about their result. */
     readonly supersededUnaccounted: number;
     /** `tool.stale_result` for an execution that WAS the current holder (a spurious rejection). */
     readonly staleOnCurrent: number;
+    /** `tool.stale_result` for an execution whose record the store lost (not fenced: forgotten). */
+    readonly staleAfterLoss: number;
     /** Value answers from an execution whose result could not be recorded (store unreachable). */
     readonly unrecordedAnswers: number;
     /** Records still in progress at the end (a holder died, and no later call came). */
@@ -101,32 +166,123 @@ function decodeValue(outcome: string | undefined): ToolValue | undefined {
   }
 }
 
-const fenceKey = (key: string, fence: number) => `${key}#${fence}`;
+/** The lives an instant or a window may fall in: [earliest, latest], numbered from 0. */
+interface Lives {
+  readonly low: number;
+  readonly high: number;
+}
+
+/**
+ * Places a window [fromMs, toMs] (something happened at one instant inside it) in the store's
+ * lives. Life j runs from loss j-1 to loss j. A loss certainly came before the instant when it
+ * ended before `fromMs`; it may have when it started before `toMs`.
+ */
+function livesOf(losses: readonly RecordLoss[], fromMs: number, toMs: number): Lives {
+  let low = 0;
+  let high = 0;
+  for (const loss of losses) {
+    if (loss.endMs <= fromMs) low += 1;
+    if (loss.startMs < toMs) high += 1;
+  }
+  return { low, high: Math.max(low, high) };
+}
+
+/**
+ * How many of `windows` cannot each have a life of its own: the fewest that must share a life
+ * with another. Greedy by latest possible life, each taking the earliest free life it may have
+ * (optimal for intervals and distinct points). With no loss every window is life 0: n - 1.
+ */
+function sharedLives(windows: readonly Lives[]): number {
+  const used = new Set<number>();
+  let shared = 0;
+  for (const window of [...windows].sort((a, b) => a.high - b.high || a.low - b.low)) {
+    let life = window.low;
+    while (life <= window.high && used.has(life)) life += 1;
+    if (life > window.high) shared += 1;
+    else used.add(life);
+  }
+  return shared;
+}
 
 export function checkHistory(history: History): HistoryChecks {
   const violations: string[] = [];
   const violation = (text: string) => {
-    if (violations.length < 25) violations.push(text);
+    if (violations.length < 60) violations.push(text);
   };
+  const losses = history.losses ?? [];
+  const lastLife = losses.length;
+  /** The records of each life: the snapshot taken at its loss, or the final records. */
+  const recordOf = (key: string, life: number): IdempotencyRecord | null =>
+    life < lastLife ? (losses[life]?.records.get(key) ?? null) : (history.records.get(key) ?? null);
 
-  // ---- executions per key ----
+  // ---- executions: their lives, per key, per call ----
   const byKey = new Map<string, LedgerEntry[]>();
   const byExecId = new Map<string, LedgerEntry>();
+  const byDelivery = new Map<number, LedgerEntry[]>();
+  const livesOfExecution = new Map<string, Lives>();
+  /** `delivery#key#fence` → its executions (one, unless the call ran that fence in two lives). */
+  const byCallFence = new Map<string, LedgerEntry[]>();
+  const callFence = (delivery: number | undefined, key: string, fence: number) =>
+    `${delivery ?? 0}#${key}#${fence}`;
+  let executionsAcrossLoss = 0;
   for (const entry of history.ledger) {
     const list = byKey.get(entry.key) ?? [];
     list.push(entry);
     byKey.set(entry.key, list);
     byExecId.set(entry.execId, entry);
+    const perCall = byDelivery.get(entry.delivery ?? 0) ?? [];
+    perCall.push(entry);
+    byDelivery.set(entry.delivery ?? 0, perCall);
+    const sameFence = byCallFence.get(callFence(entry.delivery, entry.key, entry.fence)) ?? [];
+    sameFence.push(entry);
+    byCallFence.set(callFence(entry.delivery, entry.key, entry.fence), sameFence);
+    const lives = livesOf(losses, entry.claimSentMs ?? 0, entry.claimRepliedMs ?? 0);
+    if (lives.low !== lives.high) executionsAcrossLoss += 1;
+    livesOfExecution.set(entry.execId, lives);
+  }
+  const livesOfEntry = (entry: LedgerEntry): Lives =>
+    livesOfExecution.get(entry.execId) ?? { low: 0, high: lastLife };
+
+  // ---- check (a): one guard.run call, whatever its retries inside the guard ----
+  let duplicatesInOneCall = 0;
+  let callsRepeated = 0;
+  let idempotentCallsReentered = 0;
+  for (const [delivery, entries] of byDelivery) {
+    // Delivery 0: not known (a hand-made history); check (a) needs to know the call.
+    if (entries.length < 2 || delivery === 0) continue;
+    const tool = history.keys.get(entries[0]?.key ?? '') ?? entries[0]?.tool;
+    const allowed = tool === IDEMPOTENT_TOOL ? history.maxAttempts : 1;
+    if (tool === IDEMPOTENT_TOOL) idempotentCallsReentered += 1;
+    if (entries.length > allowed) {
+      callsRepeated += 1;
+      duplicatesInOneCall += entries.length - allowed;
+      violation(
+        `one ${tool} call (delivery ${delivery}) entered its body ${entries.length} times: ${entries
+          .map((entry) => {
+            const lives = livesOfEntry(entry);
+            const life = lives.low === lives.high ? `${lives.low}` : `${lives.low}-${lives.high}`;
+            return `${entry.execId}@fence${entry.fence} in life ${life} (claim sent ${entry.claimSentMs}, replied ${entry.claimRepliedMs})`;
+          })
+          .join(', ')}`,
+      );
+    }
   }
 
-  let duplicates = 0;
+  // ---- check (b): executions per key per life of the store ----
+  const releasesByKey = new Map<string, RecordLoss[]>();
+  for (const release of history.releases ?? []) {
+    const list = releasesByKey.get(release.key) ?? [];
+    list.push({ startMs: release.startMs, endMs: release.endMs, records: new Map() });
+    releasesByKey.set(release.key, list);
+  }
+  let duplicatesPerLife = 0;
   let effectfulKeysOverrun = 0;
   let idempotentKeysOverrun = 0;
   let repeatedFences = 0;
   let attemptNotFence = 0;
+  let keysReexecutedAfterLoss = 0;
   for (const [key, entries] of byKey) {
     const tool = history.keys.get(key) ?? entries[0]?.tool;
-    const fences = new Set(entries.map((entry) => entry.fence));
     for (const entry of entries) {
       if (entry.attempt !== entry.fence) {
         attemptNotFence += 1;
@@ -135,91 +291,175 @@ export function checkHistory(history: History): HistoryChecks {
         );
       }
     }
+    const describe = () =>
+      entries
+        .map((entry) => {
+          const lives = livesOfEntry(entry);
+          const life = lives.low === lives.high ? `${lives.low}` : `${lives.low}-${lives.high}`;
+          return `${entry.execId}@fence${entry.fence}/life${life}/call${entry.delivery ?? 0}`;
+        })
+        .join(', ');
+    if (entries.length > 1 && entries.some((entry) => livesOfEntry(entry).high > 0)) {
+      const first = Math.min(...entries.map((entry) => livesOfEntry(entry).high));
+      if (entries.some((entry) => livesOfEntry(entry).low > first)) keysReexecutedAfterLoss += 1;
+    }
     if (tool === EFFECTFUL_TOOL) {
-      if (entries.length > 1) {
+      const shared = sharedLives(entries.map(livesOfEntry));
+      if (shared > 0) {
         effectfulKeysOverrun += 1;
-        duplicates += entries.length - 1;
-        violation(
-          `EFFECTFUL key ${key.slice(0, 12)} ran ${entries.length} times: ${entries
-            .map((entry) => `${entry.execId}@fence${entry.fence}`)
-            .join(', ')}`,
-        );
+        duplicatesPerLife += shared;
+        violation(`EFFECTFUL key ${key.slice(0, 12)} ran ${entries.length} times: ${describe()}`);
       }
     } else if (tool === IDEMPOTENT_TOOL) {
-      const repeated = entries.length - fences.size;
-      const beyond = Math.max(0, fences.size - history.maxAttempts);
-      const fenceTooHigh = [...fences].some((fence) => fence > history.maxAttempts);
+      // Per life of the key (losses and its own releases): one execution per fence, fences
+      // 1..maxAttempts (so at most maxAttempts).
+      const keyLosses = [...losses, ...(releasesByKey.get(key) ?? [])].sort((a, b) => a.startMs - b.startMs);
+      const byFence = new Map<number, Lives[]>();
+      for (const entry of entries) {
+        const list = byFence.get(entry.fence) ?? [];
+        list.push(livesOf(keyLosses, entry.claimSentMs ?? 0, entry.claimRepliedMs ?? 0));
+        byFence.set(entry.fence, list);
+      }
+      let repeated = 0;
+      for (const windows of byFence.values()) repeated += sharedLives(windows);
+      const tooHigh = entries.filter((entry) => entry.fence > history.maxAttempts).length;
       if (repeated > 0) {
         repeatedFences += repeated;
-        violation(`IDEMPOTENT key ${key.slice(0, 12)}: ${repeated} execution(s) repeated a fence`);
-      }
-      if (beyond > 0 || fenceTooHigh) {
-        idempotentKeysOverrun += 1;
         violation(
-          `IDEMPOTENT key ${key.slice(0, 12)} ran under fences ${[...fences].join(',')} (maxAttempts ${history.maxAttempts})`,
+          `IDEMPOTENT key ${key.slice(0, 12)}: ${repeated} execution(s) repeated a fence: ${describe()}`,
         );
       }
-      duplicates += repeated + beyond;
+      if (tooHigh > 0) {
+        idempotentKeysOverrun += 1;
+        violation(
+          `IDEMPOTENT key ${key.slice(0, 12)} ran under fences ${[...byFence.keys()].join(',')} (maxAttempts ${history.maxAttempts})`,
+        );
+      }
+      duplicatesPerLife += repeated + tooHigh;
     } else {
       violation(`ledger names key ${key.slice(0, 12)} that is not in the plan`);
     }
   }
 
-  // ---- events per (key, fence) ----
+  // ---- events, per execution: its call, key and fence (the latest body to end before it) ----
+  const executionOf = (event: EventMessage): LedgerEntry | undefined => {
+    const candidates = byCallFence.get(callFence(event.delivery, event.key, event.fence)) ?? [];
+    if (candidates.length < 2) return candidates[0];
+    let best: LedgerEntry | undefined;
+    let bestEndMs = Number.NEGATIVE_INFINITY;
+    for (const candidate of candidates) {
+      const endMs = history.bodyEndTimes?.get(candidate.execId);
+      if (endMs !== undefined && endMs <= event.timeMs && endMs > bestEndMs) {
+        best = candidate;
+        bestEndMs = endMs;
+      }
+    }
+    return best ?? candidates.at(-1);
+  };
   const staleEvents = new Map<string, number>();
   const recordedCompletions = new Map<string, number>();
   const unrecordedCompletions = new Map<string, number>();
+  /** execId → when its recorded completions were reported (to tell a re-record after a loss). */
+  const recordedTimes = new Map<string, number[]>();
   for (const event of history.events) {
-    const id = fenceKey(event.key, event.fence);
+    if (event.type !== 'tool.stale_result' && event.type !== 'tool.completed') continue;
+    const id =
+      executionOf(event)?.execId ?? `no execution: ${callFence(event.delivery, event.key, event.fence)}`;
     if (event.type === 'tool.stale_result') staleEvents.set(id, (staleEvents.get(id) ?? 0) + 1);
     if (event.type === 'tool.completed') {
       const map = event.recorded === false ? unrecordedCompletions : recordedCompletions;
       map.set(id, (map.get(id) ?? 0) + 1);
+      if (event.recorded !== false) recordedTimes.set(id, [...(recordedTimes.get(id) ?? []), event.timeMs]);
     }
   }
+  const unrecordedFences = new Set(
+    history.events
+      .filter((event) => event.type === 'tool.completed' && event.recorded === false)
+      .map((event) => `${event.key}#${event.fence}`),
+  );
 
-  // ---- the recorded result of each key ----
+  // ---- the recorded result of each key, in each life ----
   let wrongRecords = 0;
+  let reRecordedOutcomes = 0;
   let unsettledKeys = 0;
   let indeterminateUnexecuted = 0;
-  const highestFence = new Map<string, number>();
-  for (const [key, entries] of byKey) {
-    highestFence.set(key, Math.max(...entries.map((entry) => entry.fence)));
+  /** `key#life` → the highest fence seen in that life (record, or an execution certainly in it). */
+  const topFence = new Map<string, number>();
+  const certainTop = new Map<string, number>();
+  for (const entry of history.ledger) {
+    const lives = livesOfEntry(entry);
+    if (lives.low !== lives.high) continue;
+    const id = `${entry.key}#${lives.low}`;
+    certainTop.set(id, Math.max(certainTop.get(id) ?? 0, entry.fence));
   }
-  for (const [key, record] of history.records) {
-    const maxLedgerFence = highestFence.get(key) ?? 0;
-    if (record === null) {
-      if (maxLedgerFence > 0) {
-        wrongRecords += 1;
-        violation(`key ${key.slice(0, 12)} ran (fence ${maxLedgerFence}) but has no record`);
+  for (const [id, fence] of certainTop) topFence.set(id, fence);
+  const keysByLife: Set<string>[] = [];
+  for (let life = 0; life <= lastLife; life++) {
+    const keys = new Set<string>(life < lastLife ? losses[life]?.records.keys() : history.records.keys());
+    keysByLife.push(keys);
+  }
+  for (let life = 0; life <= lastLife; life++) {
+    for (const key of keysByLife[life] ?? []) {
+      const record = recordOf(key, life);
+      const maxCertain = certainTop.get(`${key}#${life}`) ?? 0;
+      if (record === null) {
+        // Only at the end: a snapshot may catch a key between a release and its next attempt.
+        if (life === lastLife && maxCertain > 0) {
+          wrongRecords += 1;
+          violation(`key ${key.slice(0, 12)} ran (fence ${maxCertain}) but has no record`);
+        }
+        continue;
       }
-      continue;
-    }
-    highestFence.set(key, Math.max(maxLedgerFence, record.fence));
-    if (record.state === 'in_progress') unsettledKeys += 1;
-    if (record.state === 'indeterminate' && maxLedgerFence === 0) indeterminateUnexecuted += 1;
-    if (record.state !== 'completed') continue;
-    const value = decodeValue(record.outcome);
-    const execution = value === undefined ? undefined : byExecId.get(value.execId);
-    if (
-      value === undefined ||
-      execution === undefined ||
-      execution.key !== key ||
-      execution.fence !== record.fence ||
-      record.fence !== maxLedgerFence
-    ) {
-      wrongRecords += 1;
-      violation(
-        `key ${key.slice(0, 12)}: recorded result ${record.outcome} at fence ${record.fence}, ` +
-          `highest executed fence ${maxLedgerFence}`,
-      );
+      topFence.set(`${key}#${life}`, Math.max(maxCertain, record.fence));
+      const executedHere = (byKey.get(key) ?? []).filter((entry) => {
+        const lives = livesOfEntry(entry);
+        return lives.low <= life && life <= lives.high;
+      });
+      if (life === lastLife) {
+        if (record.state === 'in_progress') unsettledKeys += 1;
+        if (record.state === 'indeterminate' && executedHere.length === 0) indeterminateUnexecuted += 1;
+      }
+      if (record.state !== 'completed') continue;
+      const value = decodeValue(record.outcome);
+      const execution = value === undefined ? undefined : byExecId.get(value.execId);
+      const executionLives = execution === undefined ? undefined : livesOfEntry(execution);
+      // A known outcome re-recorded under a newer claim (RULES G1: a superseded call whose own
+      // body returned v and that then acquired the key, in a new life of the store or as a
+      // takeover, completes its new claim with v): the execution is of this life or an earlier
+      // one, under a lower fence (or any fence, in an earlier life), and its body returned.
+      const reRecorded =
+        execution !== undefined &&
+        executionLives !== undefined &&
+        execution.key === key &&
+        executionLives.low <= life &&
+        (executionLives.low < life || execution.fence < record.fence) &&
+        history.bodyEnds.get(execution.execId) !== false &&
+        record.fence >= maxCertain;
+      if (reRecorded) reRecordedOutcomes += 1;
+      else if (
+        value === undefined ||
+        execution === undefined ||
+        executionLives === undefined ||
+        execution.key !== key ||
+        execution.fence !== record.fence ||
+        executionLives.low > life ||
+        executionLives.high < life ||
+        record.fence < maxCertain
+      ) {
+        wrongRecords += 1;
+        violation(
+          `key ${key.slice(0, 12)} (life ${life}): recorded result ${record.outcome} at fence ${record.fence}, ` +
+            `highest executed fence ${maxCertain}`,
+        );
+      }
     }
   }
 
-  // ---- every caller's answer ----
+  // ---- every caller's answer, against the records of the life (lives) it was given in ----
   let unanswered = 0;
   let misanswered = 0;
   let unrecordedAnswers = 0;
+  let answersAcrossLoss = 0;
   for (const call of history.calls) {
     const terminal = call.answers.filter((answer) => TERMINAL_ANSWERS.has(answer.kind));
     if (terminal.length === 0) {
@@ -229,16 +469,35 @@ export function checkHistory(history: History): HistoryChecks {
       );
       continue;
     }
-    const record = history.records.get(call.key) ?? null;
     const tool = history.keys.get(call.key);
     let wrong = false;
     for (const answer of terminal) {
-      const fault = judgeAnswer(answer, call.key, tool, record, byExecId, unrecordedCompletions);
-      if (fault === 'unrecorded') unrecordedAnswers += 1;
-      else if (fault !== undefined) {
-        wrong = true;
-        violation(`call ${call.id}: ${fault}`);
+      const lives = livesOf(losses, answer.sentMs ?? 0, answer.answeredMs ?? Number.POSITIVE_INFINITY);
+      const faults: string[] = [];
+      let judged: 'ok' | 'unrecorded' | undefined;
+      for (let life = lives.low; life <= lives.high && judged === undefined; life++) {
+        const fault = judgeAnswer(
+          answer,
+          call.key,
+          tool,
+          recordOf(call.key, life),
+          byExecId,
+          unrecordedFences,
+        );
+        if (fault === undefined) judged = 'ok';
+        else if (fault === 'unrecorded') judged = 'unrecorded';
+        else faults.push(lives.low === lives.high ? fault : `life ${life}: ${fault}`);
       }
+      if (judged === 'unrecorded') unrecordedAnswers += 1;
+      if (judged !== undefined) continue;
+      const lostLife = lostLifeOf(answer, call.key, tool, losses, byExecId);
+      if (lostLife === 'kind fits') {
+        // The store forgot while this call was open: no record can judge it, its kind fits the tool.
+        answersAcrossLoss += 1;
+        continue;
+      }
+      wrong = true;
+      violation(`call ${call.id}: ${faults.join('; ')}${lostLife === undefined ? '' : ` (${lostLife})`}`);
     }
     if (wrong) misanswered += 1;
   }
@@ -247,18 +506,26 @@ export function checkHistory(history: History): HistoryChecks {
   let supersededExecutions = 0;
   let supersededReturned = 0;
   let supersededRecorded = 0;
+  let supersededReRecorded = 0;
   let supersededUnaccounted = 0;
-  let staleFenced = 0;
-  let staleOnCurrent = 0;
+  const superseded = new Set<string>();
   for (const entry of history.ledger) {
-    const top = highestFence.get(entry.key) ?? entry.fence;
+    const lives = livesOfEntry(entry);
+    if (lives.low !== lives.high) continue;
+    const top = topFence.get(`${entry.key}#${lives.low}`) ?? entry.fence;
     if (entry.fence >= top) continue;
     supersededExecutions += 1;
-    const id = fenceKey(entry.key, entry.fence);
-    if ((recordedCompletions.get(id) ?? 0) > 0) {
+    const id = entry.execId;
+    superseded.add(id);
+    // Recorded in its own life: a stale result got in. After a loss (the store forgot the record
+    // the result was meant for) it is the call re-recording its own value in the new life (G1).
+    const inOwnLife = (recordedTimes.get(id) ?? []).filter(
+      (timeMs) => !losses.some((loss) => loss.startMs >= (entry.claimSentMs ?? 0) && loss.endMs <= timeMs),
+    );
+    if (inOwnLife.length > 0) {
       supersededRecorded += 1;
       violation(`key ${entry.key.slice(0, 12)}: superseded fence ${entry.fence} had its result recorded`);
-    }
+    } else if ((recordedCompletions.get(id) ?? 0) > 0) supersededReRecorded += 1;
     if (history.bodyEnds.get(entry.execId) === true) {
       supersededReturned += 1;
       const accounted =
@@ -269,13 +536,21 @@ export function checkHistory(history: History): HistoryChecks {
       if (!accounted) supersededUnaccounted += 1;
     }
   }
+  let staleFenced = 0;
+  let staleOnCurrent = 0;
+  let staleAfterLoss = 0;
   for (const [id, count] of staleEvents) {
-    const [key, fenceText] = id.split('#') as [string, string];
-    const top = highestFence.get(key) ?? 0;
-    if (Number(fenceText) < top) staleFenced += count;
-    else staleOnCurrent += count;
+    const entry = byExecId.get(id);
+    if (superseded.has(id)) staleFenced += count;
+    else if (entry !== undefined && livesOfEntry(entry).high > livesOfEntry(entry).low)
+      staleAfterLoss += count;
+    else if (entry !== undefined && losses.some((loss) => loss.endMs > (entry.claimSentMs ?? 0))) {
+      // Its claim's life ended later: the store forgot the record it would have completed.
+      staleAfterLoss += count;
+    } else staleOnCurrent += count;
   }
 
+  const duplicates = duplicatesInOneCall + duplicatesPerLife;
   const lost = unanswered + misanswered + history.hungDeliveries;
   return {
     executions: history.ledger.length,
@@ -283,19 +558,30 @@ export function checkHistory(history: History): HistoryChecks {
     lost,
     staleFenced,
     detail: {
+      duplicatesInOneCall,
+      callsRepeated,
+      idempotentCallsReentered,
+      duplicatesPerLife,
       effectfulKeysOverrun,
       idempotentKeysOverrun,
       repeatedFences,
       attemptNotFence,
+      recordLosses: losses.length,
+      keysReexecutedAfterLoss,
+      executionsAcrossLoss,
       wrongRecords,
       unanswered,
       misanswered,
+      answersAcrossLoss,
       hungDeliveries: history.hungDeliveries,
       supersededExecutions,
       supersededReturned,
       supersededRecorded,
+      supersededReRecorded,
       supersededUnaccounted,
+      reRecordedOutcomes,
       staleOnCurrent,
+      staleAfterLoss,
       unrecordedAnswers,
       unsettledKeys,
       indeterminateUnexecuted,
@@ -305,7 +591,44 @@ export function checkHistory(history: History): HistoryChecks {
 }
 
 /**
- * Is a terminal answer one the store's final record agrees with? Returns undefined when it is,
+ * An answer no record of its lives agrees with may still be right when the store forgot while
+ * the call was open (a loss between the delivery being sent and answered) or forgot the value's
+ * own execution (a loss after its claim): then only its kind and its value's key can be checked.
+ * Returns 'kind fits', the reason it does not, or undefined when no loss can explain it.
+ */
+function lostLifeOf(
+  answer: TimedAnswer,
+  key: string,
+  tool: ToolName | undefined,
+  losses: readonly RecordLoss[],
+  byExecId: ReadonlyMap<string, LedgerEntry>,
+): 'kind fits' | string | undefined {
+  const sentMs = answer.sentMs ?? 0;
+  const answeredMs = answer.answeredMs ?? Number.POSITIVE_INFINITY;
+  const duringCall = losses.some((loss) => loss.endMs > sentMs && loss.startMs < answeredMs);
+  switch (answer.kind) {
+    case 'completed':
+    case 'deduplicated': {
+      const execution = answer.value === undefined ? undefined : byExecId.get(answer.value.execId);
+      if (execution === undefined || execution.key !== key) return undefined;
+      const afterClaim = losses.some(
+        (loss) => loss.endMs > (execution.claimSentMs ?? 0) && loss.startMs < answeredMs,
+      );
+      return duringCall || afterClaim ? 'kind fits' : undefined;
+    }
+    case 'indeterminate':
+      if (!duringCall) return undefined;
+      return tool === EFFECTFUL_TOOL ? 'kind fits' : `indeterminate for a ${tool} tool`;
+    case 'abandoned':
+      if (!duringCall) return undefined;
+      return tool === IDEMPOTENT_TOOL ? 'kind fits' : `abandoned for a ${tool} tool`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Is a terminal answer one the store's record agrees with? Returns undefined when it is,
  * 'unrecorded' when it is a value the guard could not record (the store was unreachable; the
  * caller was still told the truth), or the fault in words.
  */
@@ -315,7 +638,7 @@ function judgeAnswer(
   tool: ToolName | undefined,
   record: IdempotencyRecord | null,
   byExecId: ReadonlyMap<string, LedgerEntry>,
-  unrecordedCompletions: ReadonlyMap<string, number>,
+  unrecordedFences: ReadonlySet<string>,
 ): string | 'unrecorded' | undefined {
   switch (answer.kind) {
     case 'completed':
@@ -327,7 +650,7 @@ function judgeAnswer(
       }
       const recorded = record?.state === 'completed' ? decodeValue(record.outcome) : undefined;
       if (recorded?.execId === value.execId) return undefined;
-      if ((unrecordedCompletions.get(fenceKey(key, value.fence)) ?? 0) > 0) return 'unrecorded';
+      if (unrecordedFences.has(`${key}#${value.fence}`)) return 'unrecorded';
       return `${answer.kind} with ${value.execId}@fence${value.fence}, but the store recorded ${
         record === null ? 'nothing' : `${record.state} ${record.outcome ?? ''}@fence${record.fence}`
       }`;
@@ -336,6 +659,9 @@ function judgeAnswer(
       if (tool !== EFFECTFUL_TOOL) return `indeterminate for a ${tool} tool`;
       if (record?.state === 'indeterminate') return undefined;
       if (record?.state === 'completed' && record.fence === answer.fence) return undefined;
+      // The guard could not mark it (the store was frozen or gone): the claim of that fence is
+      // left in progress, and the next at-most-once claim after its lease marks it indeterminate.
+      if (record?.state === 'in_progress' && record.fence === answer.fence) return undefined;
       return `indeterminate (fence ${answer.fence}), but the store holds ${record?.state ?? 'nothing'}@fence${record?.fence}`;
     case 'abandoned':
       if (tool !== IDEMPOTENT_TOOL) return `abandoned for a ${tool} tool`;

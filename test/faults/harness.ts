@@ -1,9 +1,15 @@
 // The coordinator of the fault suite: starts worker processes (worker.ts), delivers a shared
 // plan of guarded calls to them with deliberate duplicates, injects faults (SIGKILL mid-body,
-// SIGSTOP past the lease, a killed store connection, delayed lease renewals), then reads the
-// effect ledger and the store's records and checks the whole history (checks.ts).
+// SIGSTOP past the lease, a killed store connection, delayed lease renewals, the store losing
+// its records, the store freezing), then reads the effect ledger and the store's records and
+// checks the whole history (checks.ts).
 //
-// Used by redis.faults.test.ts and postgres.faults.test.ts (the CI run) and by soak.ts.
+// The workers reach the store through a stalling proxy (test/support/stalling-proxy.ts); on
+// Redis the store is a private redis-server this run starts (it is flushed and restarted), and
+// the ledger stays on REDIS_URL, which no fault touches. On PostgreSQL the store and the ledger
+// are tables of the run's own schema; a record loss truncates the records table only.
+//
+// Used by fault-suite.ts (redis.faults.test.ts, postgres.faults.test.ts: the CI run) and by soak.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
@@ -14,8 +20,17 @@ import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { checkHistory, type HistoryChecks, TERMINAL_ANSWERS } from './checks.js';
+import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
+import {
+  checkHistory,
+  type HistoryChecks,
+  type KeyRelease,
+  type RecordLoss,
+  TERMINAL_ANSWERS,
+  type TimedAnswer,
+} from './checks.js';
 import { type Ledger, postgresLedger, postgresLedgerDdl, redisLedger } from './ledger.js';
+import { killPrivateRedis, startPrivateRedis } from './private-redis.js';
 import {
   type Answer,
   type AnswerKind,
@@ -42,8 +57,31 @@ export const startRedisCommand =
 export const startPostgresCommand =
   'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
 
-export const FAULT_KINDS = ['sigkill', 'sigstop', 'connection-kill', 'renew-delay'] as const;
+export const FAULT_KINDS = [
+  'sigkill',
+  'sigstop',
+  'connection-kill',
+  'renew-delay',
+  'record-loss',
+  'store-freeze',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/**
+ * The fault kinds named by a comma-separated list (the FAULT_KINDS environment variable, soak's
+ * --kinds); every kind when `text` is empty or undefined.
+ * @throws Error naming an unknown kind
+ */
+export function parseFaultKinds(text: string | undefined): readonly FaultKind[] {
+  if (text === undefined || text.trim() === '') return FAULT_KINDS;
+  const kinds = text.split(',').map((kind) => kind.trim());
+  for (const kind of kinds) {
+    if (!(FAULT_KINDS as readonly string[]).includes(kind)) {
+      throw new Error(`unknown fault kind "${kind}"; the kinds are ${FAULT_KINDS.join(', ')}`);
+    }
+  }
+  return [...new Set(kinds)] as FaultKind[];
+}
 
 export interface FaultRunOptions {
   readonly store: StoreKind;
@@ -60,6 +98,10 @@ export interface FaultRunOptions {
   readonly concurrency?: number;
   /** Mean time between two faults. */
   readonly faultIntervalMs?: number;
+  /** Fault kinds to inject, in rotation. Default: every kind. */
+  readonly kinds?: readonly FaultKind[];
+  /** Client-side deadline of the workers' store operations. Default 1,000 ms. */
+  readonly operationTimeoutMs?: number;
   readonly seed?: number;
   readonly log?: (line: string) => void;
 }
@@ -80,6 +122,17 @@ export interface FaultRunReport {
   readonly answers: Record<AnswerKind, number>;
   readonly renewalsDelayed: number;
   readonly connectionsKilled: number;
+  /** Record losses by how: `flush` (FLUSHALL / TRUNCATE) and `restart` (Redis killed, started empty). */
+  readonly recordLosses: Record<string, number>;
+  /** Store freezes (the proxy held every byte): how many, for how long, how many outlasted the deadline. */
+  readonly freezes: {
+    readonly count: number;
+    readonly totalMs: number;
+    readonly longerThanDeadline: number;
+    readonly operationTimeoutMs: number;
+  };
+  /** The fault kinds of the run. */
+  readonly kinds: readonly FaultKind[];
   /**
    * Claims answered with a record held by their own (unique) owner, by status: one claim that
    * ran twice on the store (a resent command). Not a duplicate execution; see docs/faults.md.
@@ -111,7 +164,7 @@ interface Call {
   readonly planKey: PlanKey;
   readonly twin: boolean;
   readonly deliveries: Delivery[];
-  readonly answers: Answer[];
+  readonly answers: TimedAnswer[];
   final: Answer | undefined;
   retries: number;
   gaveUp: boolean;
@@ -124,6 +177,7 @@ interface Delivery {
   readonly call: Call;
   readonly worker: WorkerProcess;
   readonly reason: DeliveryReason;
+  readonly sentMs: number;
   answered: boolean;
   died: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -149,8 +203,9 @@ interface WorkerProcess {
 /** Every worker process ever started, so a failed test can still kill them all. */
 const allChildren = new Set<ChildProcess>();
 
-/** SIGKILLs every worker process this module started that is still running. */
+/** SIGKILLs every worker process (and private redis-server) this module started that is still running. */
 export function killAllWorkers(): void {
+  killPrivateRedis();
   for (const child of allChildren) {
     if (child.exitCode === null && child.signalCode === null) {
       try {
@@ -179,13 +234,18 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 // ---- the services ----
 
 interface Backend {
-  /** Store used by the coordinator to read the final records. */
+  /** Store used by the coordinator to read records (directly, never through the proxy). */
   readonly store: IdempotencyStore;
   readonly ledger: Ledger;
+  /** The workers' store address: the stalling proxy. */
   readonly url: string;
+  readonly ledgerUrl: string;
   readonly namespace: string;
+  readonly proxy: StallingProxy;
   /** Kills every store connection named `name`; returns how many were killed. */
   killConnections(name: string): Promise<number>;
+  /** The store forgets every record: FLUSHALL / restart empty (Redis), TRUNCATE (PostgreSQL). */
+  loseRecords(how: 'flush' | 'restart'): Promise<string>;
   cleanup(): Promise<void>;
 }
 
@@ -230,15 +290,31 @@ export async function requirePostgres(): Promise<pg.Pool> {
 }
 
 async function redisBackend(runTag: string): Promise<Backend> {
-  const admin = await requireRedis();
+  // The ledger's Redis (REDIS_URL) must be there; the store is a private server of this run.
+  const ledgerAdmin = await requireRedis();
+  const server = await startPrivateRedis();
+  const port = server.port;
+  const admin = new Redis({ host: '127.0.0.1', port, retryStrategy: (times) => Math.min(times * 20, 200) });
+  admin.on('error', () => {});
+  const proxy = await startStallingProxy(port);
   const prefix = `tf-faults-${runTag}`;
   const store = new RedisStore({ client: admin, prefix });
   const ledger = redisLedger(redisUrl, prefix, `tf-faults-${runTag}-coordinator-ledger`);
   return {
     store,
     ledger,
-    url: redisUrl,
+    url: `redis://${proxy.address}`,
+    ledgerUrl: redisUrl,
     namespace: prefix,
+    proxy,
+    async loseRecords(how) {
+      if (how === 'flush') {
+        await admin.flushall();
+        return `FLUSHALL on 127.0.0.1:${port}`;
+      }
+      await server.restartEmpty();
+      return `redis-server on ${port} killed (SIGKILL) and started empty`;
+    },
     async killConnections(name) {
       const list = String(await admin.client('LIST'));
       let killed = 0;
@@ -253,15 +329,22 @@ async function redisBackend(runTag: string): Promise<Backend> {
     async cleanup() {
       await store.close();
       await ledger.close();
-      let cursor = '0';
-      do {
-        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await admin.unlink(...keys);
-      } while (cursor !== '0');
       admin.disconnect();
+      await proxy.close();
+      await server.stop();
+      await deleteRedisPrefix(ledgerAdmin, prefix);
+      ledgerAdmin.disconnect();
     },
   };
+}
+
+async function deleteRedisPrefix(client: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await client.unlink(...keys);
+  } while (cursor !== '0');
 }
 
 async function postgresBackend(runTag: string): Promise<Backend> {
@@ -271,11 +354,23 @@ async function postgresBackend(runTag: string): Promise<Backend> {
   await store.ensureSchema();
   await admin.query(postgresLedgerDdl(schema));
   const ledger = postgresLedger(databaseUrl, schema, `tf-faults-${runTag}-coordinator-ledger`);
+  const target = new URL(databaseUrl);
+  const proxy = await startStallingProxy(Number(target.port || 5432), target.hostname);
+  const viaProxy = new URL(databaseUrl);
+  viaProxy.hostname = '127.0.0.1';
+  viaProxy.port = String(proxy.port);
   return {
     store,
     ledger,
-    url: databaseUrl,
+    url: viaProxy.toString(),
+    ledgerUrl: databaseUrl,
     namespace: schema,
+    proxy,
+    async loseRecords() {
+      // Only the records table of this run's own schema; the ledger beside it stays.
+      await admin.query(`BEGIN; SET LOCAL lock_timeout = '5s'; TRUNCATE ${store.tableName}; COMMIT`);
+      return `TRUNCATE ${store.tableName}`;
+    },
     async killConnections(name) {
       // Two statements on purpose: in one, the planner may call pg_terminate_backend on rows
       // before the application_name filter has removed them (it killed unrelated sessions).
@@ -293,6 +388,7 @@ async function postgresBackend(runTag: string): Promise<Backend> {
     async cleanup() {
       await store.close();
       await ledger.close();
+      await proxy.close();
       await admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(schema)} CASCADE`);
       await admin.end();
     },
@@ -309,8 +405,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const leaseMs = options.leaseMs ?? 500;
   const heartbeatMs = Math.floor(leaseMs / 3);
   const maxAttempts = options.maxAttempts ?? 3;
-  const concurrency = options.concurrency ?? 24;
+  const concurrency = options.concurrency ?? 36;
   const faultIntervalMs = options.faultIntervalMs ?? 280;
+  const kinds = options.kinds ?? FAULT_KINDS;
+  if (kinds.length === 0) throw new Error('runFaults needs at least one fault kind');
+  const operationTimeoutMs = options.operationTimeoutMs ?? 1_000;
   const clientTimeoutMs = leaseMs * 2;
   const maxRetries = 60;
   const tenant = 'faults';
@@ -336,6 +435,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   ) as Record<AnswerKind, number>;
   const events: EventMessage[] = [];
   const bodyEnds = new Map<string, boolean>();
+  const bodyEndTimes = new Map<string, number>();
   const killedPids = new Set<number>();
   const calls: Call[] = [];
   const planKeys = new Map<string, PlanKey>();
@@ -346,6 +446,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   let unexpectedWorkerExits = 0;
   let renewalsDelayedByDead = 0;
   let nextDeliveryId = 1;
+  const losses: RecordLoss[] = [];
+  const releases: KeyRelease[] = [];
+  const lossKinds: Record<string, number> = {};
+  /** Store freezes: how long each one held the proxy, and how many outlasted the deadline. */
+  const freezesMs: number[] = [];
   let finishing = false;
   const workers: (WorkerProcess | undefined)[] = new Array(workerCount).fill(undefined);
 
@@ -357,6 +462,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     const config: WorkerConfig = {
       store: options.store,
       url: backend.url,
+      ledgerUrl: backend.ledgerUrl,
+      operationTimeoutMs,
       namespace: backend.namespace,
       connectionName: name,
       ledgerConnectionName: `${name}-ledger`,
@@ -432,10 +539,14 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
         else {
           worker.activeBodies.delete(message.execId);
           bodyEnds.set(message.execId, message.returned === true);
+          bodyEndTimes.set(message.execId, message.timeMs ?? Date.now());
         }
         break;
       case 'renew-delayed':
         worker.renewalsDelayed += 1;
+        break;
+      case 'released':
+        releases.push({ key: message.key, startMs: message.sentMs, endMs: message.repliedMs });
         break;
       case 'claim-failed':
         keysWithFailedClaims.add(message.key);
@@ -524,6 +635,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       call,
       worker,
       reason,
+      sentMs: Date.now(),
       answered: false,
       died: false,
       timer: undefined,
@@ -562,7 +674,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     clearTimeout(delivery.timer);
     delivery.answered = true;
     const call = delivery.call;
-    call.answers.push(answer);
+    call.answers.push({ ...answer, sentMs: delivery.sentMs, answeredMs: Date.now() });
     answers[answer.kind] += 1;
     if (answer.kind === 'error') {
       log(`call ${call.id} got an unexpected error: ${answer.errorName}: ${answer.message}`);
@@ -607,8 +719,101 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     return choose(candidates.filter((worker) => worker.activeBodies.size > 0)) ?? choose(candidates);
   }
 
+  // The proxy is held by store freezes and by record losses (which freeze the store while its
+  // records are read and forgotten); it thaws when the last holder lets go.
+  let freezeHolds = 0;
+  const freezeTimers = new Set<NodeJS.Timeout>();
+  function holdStore(): () => void {
+    if (freezeHolds++ === 0) backend.proxy.freeze();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--freezeHolds === 0) backend.proxy.thaw();
+    };
+  }
+  function thawAll(): void {
+    for (const timer of freezeTimers) clearTimeout(timer);
+    freezeTimers.clear();
+    if (freezeHolds > 0) {
+      freezeHolds = 0;
+      backend.proxy.thaw();
+    }
+  }
+
+  /** Keys whose record the store may hold now: delivered in this life, or still in flight. */
+  function keysOfThisLife(sinceMs: number): string[] {
+    const keys = new Set<string>();
+    for (const call of calls) {
+      if (
+        call.deliveries.some(
+          (delivery) => delivery.sentMs >= sinceMs || (!delivery.answered && !delivery.died),
+        )
+      ) {
+        keys.add(call.planKey.key);
+      }
+    }
+    return [...keys];
+  }
+
+  async function readRecords(keys: readonly string[]): Promise<Map<string, IdempotencyRecord>> {
+    const found = new Map<string, IdempotencyRecord>();
+    for (let index = 0; index < keys.length; index += 50) {
+      const batch = keys.slice(index, index + 50);
+      const read = await Promise.all(batch.map((key) => backend.store.get({ tenant, key })));
+      for (const [position, key] of batch.entries()) {
+        const record = read[position];
+        if (record !== null && record !== undefined) found.set(key, record);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The store forgets every record. The proxy is frozen around it so the records read just
+   * before (what this life of the store ended with) are exactly what it forgot: what the
+   * workers send meanwhile lands in the next life.
+   */
+  async function loseRecords(): Promise<void> {
+    const release = holdStore();
+    try {
+      // Let what was already forwarded before the freeze be served.
+      await sleep(20);
+      const previous = losses.at(-1);
+      const sinceMs = previous === undefined ? 0 : previous.startMs - 1000;
+      const records = await readRecords(keysOfThisLife(sinceMs));
+      const how = options.store === 'redis' && rng() < 0.5 ? 'restart' : 'flush';
+      const startMs = Date.now();
+      const what = await backend.loseRecords(how);
+      const endMs = Date.now();
+      losses.push({ startMs, endMs, records });
+      lossKinds[how] = (lossKinds[how] ?? 0) + 1;
+      log(
+        `${options.store}: record loss ${losses.length}: ${what} (${records.size} records forgotten, ${endMs - startMs} ms)`,
+      );
+    } finally {
+      release();
+    }
+  }
+
   async function inject(kind: FaultKind): Promise<boolean> {
     switch (kind) {
+      case 'record-loss':
+        await loseRecords();
+        return true;
+      case 'store-freeze': {
+        if (freezeHolds > 0) return false;
+        const release = holdStore();
+        // 0.3-1.6 s: against the 1 s store deadline, about half of them outlast it.
+        const frozenMs = Math.floor(300 + rng() * 1300);
+        freezesMs.push(frozenMs);
+        const timer = setTimeout(() => {
+          freezeTimers.delete(timer);
+          release();
+        }, frozenMs);
+        freezeTimers.add(timer);
+        return true;
+      }
       case 'sigkill': {
         if (impaired() >= 2) return false;
         const worker = target(['ready']);
@@ -652,12 +857,25 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   }
 
   let faultsRunning = true;
+  let callsDone = false;
+  // Both sides of the pacing: calls wait for their share of faults (below), and faults wait for
+  // their share of calls (of the soak's time), so a slow stretch (a frozen store) does not pile
+  // up faults that slow the calls further.
+  const faultsPlanned = options.faults + 4;
+  let dispatched = 0;
+  function faultsDue(): number {
+    const byCalls = (faultsPlanned * dispatched) / options.calls;
+    const byTime =
+      options.durationMs === undefined ? 0 : (faultsPlanned * (Date.now() - startedMs)) / options.durationMs;
+    return Math.ceil(Math.max(byCalls, byTime)) + 2;
+  }
   async function faultLoop(): Promise<void> {
-    let turn = Math.floor(rng() * FAULT_KINDS.length);
+    let turn = Math.floor(rng() * kinds.length);
     while (faultsRunning) {
       await sleep(faultIntervalMs * (0.5 + rng()));
+      while (faultsRunning && faultsTotal >= faultsDue() && !callsDone) await sleep(10);
       if (!faultsRunning) break;
-      const kind = FAULT_KINDS[turn % FAULT_KINDS.length] as FaultKind;
+      const kind = kinds[turn % kinds.length] as FaultKind;
       try {
         if (await inject(kind)) {
           faults[kind] += 1;
@@ -745,8 +963,6 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     const faultLoopDone = faultLoop();
     const open = new Set<Promise<void>>();
     const deadlineMs = options.durationMs === undefined ? undefined : startedMs + options.durationMs;
-    const faultsPlanned = options.faults + 4;
-    let dispatched = 0;
     let lastProgressMs = Date.now();
     const moreCalls = () =>
       dispatched < options.calls || (deadlineMs !== undefined && Date.now() < deadlineMs);
@@ -774,11 +990,13 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       }
     }
     await Promise.all(open);
+    callsDone = true;
     // Faults stop once every call is answered; a soak with few calls still gets its faults.
     while (faultsTotal < options.faults) await sleep(20);
     faultsRunning = false;
     await faultLoopDone;
     finishing = true;
+    thawAll();
 
     // Wake stopped workers; wait for every delivery to a live worker to be answered.
     for (const worker of liveWorkers()) {
@@ -825,8 +1043,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       records,
       events,
       bodyEnds,
+      bodyEndTimes,
       killedPids,
       hungDeliveries,
+      losses,
+      releases,
     });
     const renewalsDelayed =
       renewalsDelayedByDead + liveWorkers().reduce((sum, worker) => sum + worker.renewalsDelayed, 0);
@@ -845,6 +1066,14 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       answers,
       renewalsDelayed,
       connectionsKilled,
+      recordLosses: lossKinds,
+      freezes: {
+        count: freezesMs.length,
+        totalMs: freezesMs.reduce((a, b) => a + b, 0),
+        longerThanDeadline: freezesMs.filter((ms) => ms > operationTimeoutMs).length,
+        operationTimeoutMs,
+      },
+      kinds,
       ownClaims,
       indeterminateUnexecutedAfterFailedClaim: [...records].filter(
         ([key, record]) =>
@@ -861,6 +1090,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   } finally {
     finishing = true;
     faultsRunning = false;
+    thawAll();
     await shutdownWorkers(workers);
     await backend.cleanup().catch((error: unknown) => log(`cleanup failed: ${(error as Error).message}`));
   }
@@ -890,12 +1120,15 @@ async function shutdownWorkers(workers: (WorkerProcess | undefined)[]): Promise<
 
 /** One line per store, for the test output and the soak. */
 export function summarize(report: FaultRunReport): string {
-  const faults = FAULT_KINDS.map((kind) => `${kind} ${report.faults[kind]}`).join(', ');
+  const faults = report.kinds.map((kind) => `${kind} ${report.faults[kind]}`).join(', ');
+  const checks = report.checks;
   return (
     `${report.store}: ${report.calls} calls on ${report.keys} keys ` +
     `(${Object.values(report.deliveries).reduce((a, b) => a + b, 0)} deliveries), ` +
     `${report.faultsTotal} faults (${faults}), ${report.executions} executions, ` +
-    `duplicates ${report.duplicates}, lost ${report.lost}, staleFenced ${report.staleFenced}, ` +
+    `duplicates ${report.duplicates} (in one call ${checks.duplicatesInOneCall}, per key per life ` +
+    `${checks.duplicatesPerLife}), lost ${report.lost}, staleFenced ${report.staleFenced}, ` +
+    `${checks.recordLosses} record losses (${checks.keysReexecutedAfterLoss} keys re-executed after one), ` +
     `${(report.durationMs / 1000).toFixed(1)} s`
   );
 }
@@ -945,6 +1178,9 @@ export async function writeLastRun(report: FaultRunReport, file = lastRunFile): 
       answers: report.answers,
       renewalsDelayed: report.renewalsDelayed,
       connectionsKilled: report.connectionsKilled,
+      recordLosses: report.recordLosses,
+      freezes: report.freezes,
+      kinds: report.kinds,
       ownClaims: report.ownClaims,
       indeterminateUnexecutedAfterFailedClaim: report.indeterminateUnexecutedAfterFailedClaim,
       workersStarted: report.workersStarted,

@@ -1,7 +1,8 @@
 // The effect ledger: every execution of a tool body, appended when the body is entered, on a
 // connection of its own that faults never touch. It deduplicates nothing: it is the ground truth
 // the checks compare toolfence's records with. A Redis list, or a Postgres table, next to (never
-// inside) the store's records.
+// inside) the store's records: a record-loss fault (FLUSHALL, a restart, a TRUNCATE of the
+// records table) never touches it.
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { LedgerEntry } from './protocol.js';
@@ -31,7 +32,10 @@ export function postgresLedgerDdl(schema: string): string {
     attempt integer NOT NULL,
     pid integer NOT NULL,
     worker text NOT NULL,
-    time_ms double precision NOT NULL
+    time_ms double precision NOT NULL,
+    delivery bigint NOT NULL,
+    claim_sent_ms double precision NOT NULL,
+    claim_replied_ms double precision NOT NULL
   )`;
 }
 
@@ -76,8 +80,9 @@ export function postgresLedger(url: string, schema: string, applicationName: str
     append: (entry) =>
       withRetry(() =>
         pool.query(
-          `INSERT INTO ${table} (exec_id, key, tool, fence, attempt, pid, worker, time_ms)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          `INSERT INTO ${table}
+             (exec_id, key, tool, fence, attempt, pid, worker, time_ms, delivery, claim_sent_ms, claim_replied_ms)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
           [
             entry.execId,
             entry.key,
@@ -87,12 +92,16 @@ export function postgresLedger(url: string, schema: string, applicationName: str
             entry.pid,
             entry.worker,
             entry.timeMs,
+            entry.delivery,
+            entry.claimSentMs,
+            entry.claimRepliedMs,
           ],
         ),
       ),
     async readAll() {
       const result = await pool.query(
-        `SELECT exec_id, key, tool, fence, attempt, pid, worker, time_ms FROM ${table} ORDER BY seq`,
+        `SELECT exec_id, key, tool, fence, attempt, pid, worker, time_ms, delivery, claim_sent_ms, claim_replied_ms
+         FROM ${table} ORDER BY seq`,
       );
       return result.rows.map((row: Record<string, unknown>) => ({
         execId: String(row.exec_id),
@@ -103,6 +112,9 @@ export function postgresLedger(url: string, schema: string, applicationName: str
         pid: Number(row.pid),
         worker: String(row.worker),
         timeMs: Number(row.time_ms),
+        delivery: Number(row.delivery),
+        claimSentMs: Number(row.claim_sent_ms),
+        claimRepliedMs: Number(row.claim_replied_ms),
       }));
     },
     async close() {

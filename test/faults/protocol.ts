@@ -11,8 +11,15 @@ export type ToolName = typeof EFFECTFUL_TOOL | typeof IDEMPOTENT_TOOL;
 /** What a worker is told when it starts (JSON, its first command-line argument). */
 export interface WorkerConfig {
   readonly store: StoreKind;
-  /** REDIS_URL or DATABASE_URL. */
+  /** Where the worker's store connections go: the stalling proxy in front of the store. */
   readonly url: string;
+  /** Where the ledger lives: a server no fault touches (never frozen, flushed or restarted). */
+  readonly ledgerUrl: string;
+  /**
+   * Client-side deadline of every store operation, passed as `operationTimeoutMs` (RULES S5) and
+   * as RedisStore's older `commandTimeoutMs`; a store freeze sometimes outlasts it.
+   */
+  readonly operationTimeoutMs: number;
   /** Redis key prefix, or Postgres schema of the records and the ledger. */
   readonly namespace: string;
   /** Redis connectionName / Postgres application_name of the store's connections (killed by faults). */
@@ -104,6 +111,10 @@ export interface EventMessage {
   readonly attempt: number;
   readonly recorded?: boolean;
   readonly errorType?: string;
+  /** Worker clock (Date.now()) when the event was emitted (for reading a trail). */
+  readonly timeMs: number;
+  /** The delivery (guard.run call) the event belongs to: ties it to that call's executions. */
+  readonly delivery: number;
 }
 
 export interface BodyMessage {
@@ -114,6 +125,8 @@ export interface BodyMessage {
   readonly fence: number;
   /** For `end`: true when the body returned a value, false when it threw (its signal aborted). */
   readonly returned?: boolean;
+  /** Worker clock (Date.now()) of the start or end. */
+  readonly timeMs?: number;
 }
 
 export interface DrainedMessage {
@@ -130,6 +143,17 @@ export type WorkerMessage =
   | { readonly t: 'renew-delayed' }
   /** A claim that threw (StoreUnavailableError): it may still have landed on the store. */
   | { readonly t: 'claim-failed'; readonly key: string }
+  /**
+   * A release the store answered `released`: the record is deleted, so the key's next claim
+   * starts again at fence 1 (a new life of that key, as after a record loss).
+   */
+  | {
+      readonly t: 'released';
+      readonly key: string;
+      readonly fence: number;
+      readonly sentMs: number;
+      readonly repliedMs: number;
+    }
   /** A claim answered with a record held by the claim's own owner (the claim ran twice). */
   | { readonly t: 'own-claim'; readonly status: string; readonly tool: string }
   | DrainedMessage;
@@ -143,6 +167,18 @@ export interface LedgerEntry {
   readonly attempt: number;
   readonly pid: number;
   readonly worker: string;
-  /** Worker clock, epoch ms (for reading a trail, never for the checks). */
+  /** Worker clock, epoch ms, when the body was entered (for reading a trail). */
   readonly timeMs: number;
+  /**
+   * The delivery (one `guard.run` call) whose body this is: check (a) counts executions per
+   * delivery, whatever the guard retried inside it.
+   */
+  readonly delivery: number;
+  /**
+   * Worker clock (Date.now(), one clock for every process of the run) when the claim that
+   * acquired this fence was sent and when its reply came: the claim landed in between, so the
+   * execution belongs to the store life (the time between two record losses) of that window.
+   */
+  readonly claimSentMs: number;
+  readonly claimRepliedMs: number;
 }

@@ -1,4 +1,4 @@
-// The long fault soak: the fault suite of redis.faults.test.ts / postgres.faults.test.ts with
+// The long fault soak: the fault suite of fault-suite.ts (redis/postgres.faults.test.ts) with
 // more calls and more faults, for as long as asked. Run from the repository root:
 //
 //   npm run soak -- --store both --duration 600
@@ -6,11 +6,21 @@
 //
 // Flags: --store redis|postgres|both (default both), --duration <seconds> per store (default
 // 300), --calls <n> at least (default 5000), --faults <n> at least (default 200), --lease <ms>
-// (default 500), --workers <n> (default 4), --concurrency <n> (default 24), --fault-interval
-// <ms> (default 250), --seed <n>, --no-write (do not update test/faults/last-run.json).
-// Exits 1 when any store shows a duplicate execution or a lost call.
+// (default 500), --workers <n> (default 4), --concurrency <n> (default 36), --fault-interval
+// <ms> (default 250), --kinds <kind,kind,...> (default: every kind of harness.ts FAULT_KINDS, or
+// the FAULT_KINDS environment variable), --seed <n>, --no-write (do not update
+// test/faults/last-run.json). Faults are paced over the duration (and the calls), so --faults
+// sets how many land; --fault-interval is the shortest mean gap between two.
+// Exits 1 when any store shows a duplicate execution (either check) or a lost call.
 import { parseArgs } from 'node:util';
-import { killAllWorkers, runFaults, summarize, writeLastRun } from './harness.js';
+import {
+  type FaultKind,
+  killAllWorkers,
+  parseFaultKinds,
+  runFaults,
+  summarize,
+  writeLastRun,
+} from './harness.js';
 import type { StoreKind } from './protocol.js';
 
 const { values } = parseArgs({
@@ -21,9 +31,10 @@ const { values } = parseArgs({
     faults: { type: 'string', default: '200' },
     lease: { type: 'string', default: '500' },
     workers: { type: 'string', default: '4' },
-    concurrency: { type: 'string', default: '24' },
+    concurrency: { type: 'string', default: '36' },
     'fault-interval': { type: 'string', default: '250' },
     seed: { type: 'string' },
+    kinds: { type: 'string' },
     'no-write': { type: 'boolean', default: false },
   },
 });
@@ -48,6 +59,14 @@ if (stores.length === 0) {
   process.exit(2);
 }
 
+let kinds: readonly FaultKind[];
+try {
+  kinds = parseFaultKinds(values.kinds ?? process.env.FAULT_KINDS);
+} catch (error) {
+  console.error(`--kinds: ${(error as Error).message}`);
+  process.exit(2);
+}
+
 process.on('SIGINT', () => {
   killAllWorkers();
   process.exit(130);
@@ -65,6 +84,7 @@ try {
       workers: positive('workers', values.workers),
       concurrency: positive('concurrency', values.concurrency),
       faultIntervalMs: positive('fault-interval', values['fault-interval']),
+      kinds,
       ...(values.seed === undefined ? {} : { seed: positive('seed', values.seed) }),
       log: (line) => console.log(`[soak] ${line}`),
     });
@@ -76,6 +96,8 @@ try {
         deliveries: report.deliveries,
         renewalsDelayed: report.renewalsDelayed,
         connectionsKilled: report.connectionsKilled,
+        recordLosses: report.recordLosses,
+        freezes: report.freezes,
         ownClaims: report.ownClaims,
         indeterminateUnexecutedAfterFailedClaim: report.indeterminateUnexecutedAfterFailedClaim,
       }),

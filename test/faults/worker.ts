@@ -4,6 +4,7 @@
 //   node --import tsx --conditions=@toolfence/source test/faults/worker.ts
 // with its WorkerConfig as JSON in the first argument. The coordinator SIGKILLs it, SIGSTOPs it, kills
 // its store connection and tells it to delay its lease renewals.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type ClaimOptions,
   type ClaimResult,
@@ -61,6 +62,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 // ---- the store, behind a proxy that can hold renewals back and counts operations in flight ----
 
+/**
+ * The window of the last claim that acquired each `key#fence` here: sent and replied, on
+ * Date.now() (the coordinator compares it with the times of its record-loss faults).
+ */
+const acquiredClaims = new Map<string, { sentMs: number; repliedMs: number }>();
+
 let delayWindow: { untilMs: number; delayMs: number; mode: 'send' | 'reply' } | undefined;
 let renewalsDelayed = 0;
 let storeOperationsInFlight = 0;
@@ -84,6 +91,7 @@ function faultyStore(store: IdempotencyStore): IdempotencyStore {
           }
           if (delay?.mode === 'send') await sleep(delay.delayMs);
           let result: unknown;
+          const sentMs = Date.now();
           try {
             result = await method(...args);
           } catch (error) {
@@ -91,7 +99,27 @@ function faultyStore(store: IdempotencyStore): IdempotencyStore {
             if (property === 'claim') send({ t: 'claim-failed', key: (args[0] as RecordRef).key });
             throw error;
           }
-          if (property === 'claim') noticeOwnClaim(args[1] as ClaimOptions, result as ClaimResult);
+          if (property === 'release' && (result as { status?: string }).status === 'released') {
+            send({
+              t: 'released',
+              key: (args[0] as RecordRef).key,
+              fence: (args[1] as { fence: number }).fence,
+              sentMs,
+              repliedMs: Date.now(),
+            });
+          }
+          if (property === 'claim') {
+            const claim = result as ClaimResult;
+            if (claim.status === 'acquired') {
+              const id = `${(args[0] as RecordRef).key}#${claim.fence}`;
+              acquiredClaims.delete(id);
+              acquiredClaims.set(id, { sentMs, repliedMs: Date.now() });
+              // Bounded: a body starts right after its claim's reply, so old windows are not needed.
+              if (acquiredClaims.size > 5000)
+                acquiredClaims.delete(acquiredClaims.keys().next().value as string);
+            }
+            noticeOwnClaim(args[1] as ClaimOptions, claim);
+          }
           if (delay?.mode === 'reply') await sleep(delay.delayMs);
           return result;
         } finally {
@@ -112,6 +140,13 @@ function noticeOwnClaim(options: ClaimOptions, result: ClaimResult): void {
   send({ t: 'own-claim', status: result.status, tool: options.tool });
 }
 
+// The store deadline under both names: `operationTimeoutMs` (RULES S5, every remote store) and
+// RedisStore's `commandTimeoutMs`. A store that does not know one of the names ignores it.
+const deadlines: Record<string, number> = {
+  operationTimeoutMs: config.operationTimeoutMs,
+  commandTimeoutMs: config.operationTimeoutMs,
+};
+
 let store: IdempotencyStore;
 let ledger: Ledger;
 let closeStore: () => Promise<void>;
@@ -119,9 +154,9 @@ if (config.store === 'redis') {
   // Default reconnect and resend behaviour of ioredis: what a user gets.
   const client = new Redis(config.url, { connectionName: config.connectionName });
   client.on('error', () => {});
-  const redisStore = new RedisStore({ client, prefix: config.namespace });
+  const redisStore = new RedisStore({ client, prefix: config.namespace, ...deadlines });
   store = redisStore;
-  ledger = redisLedger(config.url, config.namespace, config.ledgerConnectionName);
+  ledger = redisLedger(config.ledgerUrl, config.namespace, config.ledgerConnectionName);
   closeStore = async () => {
     await redisStore.close();
     client.disconnect();
@@ -130,17 +165,26 @@ if (config.store === 'redis') {
   const pool = new pg.Pool({ connectionString: config.url, max: 6, application_name: config.connectionName });
   // A terminated idle connection must not crash the worker.
   pool.on('error', () => {});
-  const postgresStore = new PostgresStore({ pool, schema: config.namespace, autoCleanup: false });
+  const postgresStore = new PostgresStore({
+    pool,
+    schema: config.namespace,
+    autoCleanup: false,
+    ...deadlines,
+  });
   store = postgresStore;
-  ledger = postgresLedger(config.url, config.namespace, config.ledgerConnectionName);
+  ledger = postgresLedger(config.ledgerUrl, config.namespace, config.ledgerConnectionName);
   closeStore = async () => {
     await postgresStore.close();
     await pool.end();
   };
 }
 
+/** The delivery each guard.run runs for, so its events name it (timers and promises keep it). */
+const deliveryOfCall = new AsyncLocalStorage<number>();
+
 const onEvent = (event: GuardEvent) => {
   send({
+    delivery: deliveryOfCall.getStore() ?? 0,
     t: 'event',
     type: event.type,
     key: event.key,
@@ -148,6 +192,7 @@ const onEvent = (event: GuardEvent) => {
     attempt: event.attempt,
     ...(event.recorded === undefined ? {} : { recorded: event.recorded }),
     ...(event.error === undefined ? {} : { errorType: event.error.type }),
+    timeMs: Date.now(),
   });
 };
 
@@ -195,6 +240,7 @@ function makeBody(command: CallCommand, ranHere: string[]) {
     const context = currentToolCall();
     if (context === undefined) throw new Error('tool body ran without a call context');
     const execId = `${process.pid}.${++executions}`;
+    const claimWindow = acquiredClaims.get(`${context.idempotencyKey}#${context.fence}`);
     ranHere.push(execId);
     activeBodies += 1;
     let returned = false;
@@ -210,13 +256,25 @@ function makeBody(command: CallCommand, ranHere: string[]) {
         pid: process.pid,
         worker: config.connectionName,
         timeMs: Date.now(),
+        delivery: command.id,
+        // No window seen (cannot happen: every claim goes through faultyStore): the widest one.
+        claimSentMs: claimWindow?.sentMs ?? 0,
+        claimRepliedMs: claimWindow?.repliedMs ?? Date.now(),
       });
       await work(profile.sleepMs, profile.ignoreSignal ? undefined : context.signal);
       returned = true;
       return { execId, fence: context.fence, pid: process.pid };
     } finally {
       activeBodies -= 1;
-      send({ t: 'body', phase: 'end', execId, key: context.idempotencyKey, fence: context.fence, returned });
+      send({
+        t: 'body',
+        phase: 'end',
+        execId,
+        key: context.idempotencyKey,
+        fence: context.fence,
+        returned,
+        timeMs: Date.now(),
+      });
     }
   };
 }
@@ -244,15 +302,17 @@ async function handleCall(command: CallCommand): Promise<void> {
   try {
     const policy = policies[command.tool];
     if (policy === undefined) throw new Error(`unknown tool ${command.tool}`);
-    const value = await guard.run(
-      {
-        tool: command.tool,
-        arguments: command.arguments,
-        runId: command.runId,
-        callId: command.callId,
-        policy,
-      },
-      makeBody(command, ranHere),
+    const value = await deliveryOfCall.run(command.id, () =>
+      guard.run(
+        {
+          tool: command.tool,
+          arguments: command.arguments,
+          runId: command.runId,
+          callId: command.callId,
+          policy,
+        },
+        makeBody(command, ranHere),
+      ),
     );
     answer = {
       t: 'answer',
