@@ -35,6 +35,7 @@ SAFE="-DMAXCRASH=0 -DMAXLOST=1"
 # Longest first, so that two workers finish together.
 CHECKS="
 effectful-safety|pass|safety|full|-DMODE=1 $FULL $SAFE
+idempotent-safety|pass|safety|full|-DMODE=0 $FULL $SAFE -DMAXLOSS=0 -DMAXLATE=0
 idempotent-safety-deep|pass|safety|full|-DMODE=0 $DEEP $SAFE
 effectful-safety-deep|pass|safety|full|-DMODE=1 $DEEP $SAFE
 effectful-told-per-life-no-operator|pass|safety|full|-DMODE=1 $FULL $SAFE -DTOLD_PER_LIFE -DNO_RESOLVE
@@ -46,8 +47,8 @@ effectful-safety-quick|pass|safety|quick|-DMODE=1 $QUICK $SAFE
 bad-reclaim-after-body|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RECLAIM_AFTER_BODY
 bad-reclaim-after-body-no-loss|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMAXLOSS=0 -DBAD_RECLAIM_AFTER_BODY
 bad-reclaim-after-body-idempotent|fail|safety|quick|-DMODE=0 -DN=1 -DMAXATT=2 -DMAXCLAIMS=3 -DMAXRESOLVE=0 -DMAXLOSS=1 -DMAXLATE=0 $SAFE -DBAD_RECLAIM_AFTER_BODY
-bad-late-reply|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_LATE_REPLY
-bad-late-reply-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_LATE_REPLY
+bad-late-reply|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMAXLOSS=0 -DBAD_LATE_REPLY
+bad-late-reply-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMAXLOSS=0 -DBAD_LATE_REPLY
 bad-complete-unfenced|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_COMPLETE_UNFENCED
 bad-complete-unfenced-effectful|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_COMPLETE_UNFENCED
 bad-claim-read-then-write|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_CLAIM_READ_THEN_WRITE
@@ -69,7 +70,8 @@ run_one() {
   local name expect kind set flags
   IFS='|' read -r name expect kind set flags <<<"$line"
   local dir="$work/$name"
-  mkdir -p "$dir" && cp "$MODEL" "$dir/toolfence.pml" && cd "$dir" || return 1
+  # The model as it was when the run started (an edit during a long run does not mix versions).
+  mkdir -p "$dir" && cp "$work/toolfence.pml" "$dir/toolfence.pml" && cd "$dir" || return 1
   local result="$dir/result" out="$dir/pan.out"
   # shellcheck disable=SC2086
   if ! spin -a $flags toolfence.pml >spin.out 2>&1; then
@@ -158,6 +160,7 @@ fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/toolfence-spec.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
+cp "$MODEL" "$WORK/toolfence.pml"
 
 lines=$(printf '%s\n' "$CHECKS" | sed '/^$/d')
 case "${SET:-full}" in

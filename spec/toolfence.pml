@@ -132,6 +132,7 @@ byte resolves;
 byte lost_replies;
 byte losses;
 byte late_replies;
+byte late_pending; /* owner whose acquired reply is late and not yet read (0: none) */
 
 /* ---- ghost state: what happened in the current life of the key ----
  * A life of the key ends when its record is deleted (released, resolved as released, or past
@@ -195,14 +196,16 @@ inline granted(o, f) {
 
 /* Worker `me`'s call enters its body as holder (o, f) (Guard.execute starts the body). Checked
  * here, where the body is entered:
- * - ENTRY_LIVE (G2): the store holds this very claim, in progress, with its lease live: nobody
- *   can have been told `indeterminate` or granted a takeover for it;
+ * - ENTRY_CURRENT (G2): the store still holds this very claim, in progress: nobody was told
+ *   `indeterminate` or `abandoned` for it, granted a takeover of it, or given a new life of the key
+ *   since it was granted (G2 gives more, a live lease, but a lease that ran out unnoticed by
+ *   anyone is harmless: a renewal would still be accepted);
  * - per call (G1): one guard.run call, across all its claims, enters its body at most once
  *   (EFFECTFUL) or maxAttempts times (IDEMPOTENT), whatever happened to its records;
  * - per life and per retention window of the key, as before. */
 inline enter_body() {
   printf("MSC: owner %d (fence %d) enters the body: entry %d of this call, %d of this life, %d of this retention window\n", o, f, cexecs + 1, execs + 1, wexecs + 1);
-  assert(rstate == INPROG && rfence == f && rowner == o && lease_live);
+  assert(rstate == INPROG && rfence == f && rowner == o);
   cexecs++;
   execs++;
   wexecs++;
@@ -518,7 +521,7 @@ inline st_mark(o, f, res) {
 #define LOSE_REPLY lost_replies++; printf("MSC: the reply to owner %d is lost\n", o)
 /* The reply of an acquired claim reaches the claimer after its lease view lapsed (MAXLATE times). */
 #define REPLY_LATE (late_replies < MAXLATE)
-#define LATE_REPLY late_replies++; printf("MSC: the acquired reply to owner %d arrives after its lease view lapsed\n", o)
+#define LATE_REPLY late_replies++; late_pending = o; printf("MSC: the acquired reply to owner %d arrives after its lease view lapsed\n", o)
 
 proctype worker(byte me) {
   byte seq;        /* claims sent so far */
@@ -574,6 +577,7 @@ resend_claim:                              /* Guard.claimOnce: the same claim, o
 
 late_claim:                                /* an acquired reply, read after the lease view lapsed */
     atomic {
+      late_pending = 0;
       if
       :: MAY_ENTER ->
 #ifdef BAD_LATE_REPLY
@@ -696,9 +700,14 @@ finished:
 
 /* ---- the environment ---- */
 
-/* crash worker W (it stops forever: the escape `unless { crashed[me] }` fires at its next step) */
+/* crash worker W (it stops forever: the escape `unless { crashed[me] }` fires at its next step);
+ * a late reply it never read no longer holds back retention */
 #define CRASH(W) \
   :: atomic { crashes < MAXCRASH && !crashed[W] && !done[W] -> crashed[W] = true; crashes++; \
+       if \
+       :: late_pending != 0 && WORKER(late_pending) == W -> late_pending = 0 \
+       :: else -> skip \
+       fi; \
        printf("MSC: worker %d crashes\n", W) }
 
 /* the body of a superseded or timed-out attempt of worker W returns (recordLate,
@@ -724,7 +733,8 @@ end_env:
   :: atomic { rstate == INPROG && lease_live -> lease_live = false;
               printf("MSC: the lease of owner %d runs out\n", rowner) }   /* the lease deadline passes */
 #endif
-  :: atomic { rstate == INPROG && !lease_live ->                      /* past retention (MemoryStore.live) */
+  :: atomic { rstate == INPROG && !lease_live && rowner != late_pending ->   /* past retention (MemoryStore.live); */
+                                                                      /* a reply is not late by a whole window */
        if
        :: gap -> delete_record(); end_window()    /* a full retention window after the lease ran out */
        :: !gap ->                                 /* sooner: the window was cut short */
