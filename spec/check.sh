@@ -39,6 +39,7 @@ idempotent-safety|pass|safety|full|-DMODE=0 $FULL $SAFE -DMAXLOSS=0 -DMAXLATE=0
 idempotent-safety-deep|pass|safety|full|-DMODE=0 $DEEP $SAFE
 effectful-safety-deep|pass|safety|full|-DMODE=1 $DEEP $SAFE
 effectful-told-per-life-no-operator|pass|safety|full|-DMODE=1 $FULL $SAFE -DTOLD_PER_LIFE -DNO_RESOLVE
+effectful-told-per-life|pass|safety|full|-DMODE=1 $QUICK $SAFE -DTOLD_PER_LIFE
 fix-notfound-idempotent|pass|safety|full|-DMODE=0 $QUICK $SAFE -DTOLD_PER_LIFE
 idempotent-liveness|pass|liveness|full|-DMODE=0 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=0 -DNO_RESOLVE
 effectful-liveness|pass|liveness|full|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1
