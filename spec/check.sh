@@ -1,67 +1,89 @@
 #!/usr/bin/env bash
 # Model-check spec/toolfence.pml with spin (see spec/README.md).
 #
-# Runs the good model (both takeover modes; safety and liveness), which must report no error,
-# each known-bad variant, which must produce a counterexample, and the known findings, which
-# must reproduce until the code is fixed. Prints one line per check and a summary; exits 0 only
-# when every check came out as expected, 1 otherwise, 3 when spin (or gcc) is missing and cannot
-# be installed.
+# Runs the good model (G1/G2 guard; both takeover modes; safety and liveness), which must report
+# no error, each known-bad variant, which must produce a counterexample, and the known findings
+# (regression variants of fixed rules), which must still be caught. Prints one line per check
+# (states, depth, seconds) and a summary; exits 0 only when every check came out as expected,
+# 1 otherwise, 3 when spin (or gcc) is missing and cannot be installed.
 #
-#   bash spec/check.sh              all checks, 2 at a time (JOBS=1 for one at a time)
-#   TRAILS=1 bash spec/check.sh     also print the event trail of every counterexample
-#   ONLY=name bash spec/check.sh    one check by name
+#   bash spec/check.sh              the full set: every check, 2 at a time (JOBS=1 for one at a time)
+#   SET=quick bash spec/check.sh    the quick set (npm test): the good model's safety with small
+#                                   bounds and every must-fail variant
+#   TRAILS=1 bash spec/check.sh     also search the shortest trail of every counterexample and print it
+#   ONLY=name bash spec/check.sh    the checks whose name matches (an ERE)
 #
 # Everything is built in a temporary directory; nothing is written to the tree.
 set -uo pipefail
 
 SPEC_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MODEL="$SPEC_DIR/toolfence.pml"
-# Bounds shared by every check: 3 workers, maxAttempts 2, 2 claims per worker, 1 operator action.
-# Each check adds its own (see spec/README.md, "Bounds"): crashes are only needed for liveness
-# (for safety a crashed worker is the same as one never scheduled again), and the two largest
-# checks make the third worker a single-shot caller (LASTCLAIMS=1) or drop what cannot matter to
-# them, to stay within a few minutes on 2 cores.
-BOUNDS="-DN=3 -DMAXATT=2 -DMAXCLAIMS=2 -DMAXRESOLVE=1"
+# Bounds (spec/README.md, "The checks and their numbers"). Every check: maxAttempts 2, 1 operator
+# resolution, 1 record lost by the store, 1 acquired reply read after the lease view lapsed.
+# QUICK: 2 workers of 2 claims each (every known counterexample needs at most 2 workers). FULL:
+# 3 workers, the third a single-shot caller (LASTCLAIMS=1). DEEP: 2 workers of 3 and 2 claims
+# (a call that re-claims twice). Crashes are only needed for liveness (for safety a crashed
+# worker is the same as one never scheduled again, which every interleaving already includes).
+COMMON="-DMAXATT=2 -DMAXRESOLVE=1 -DMAXLOSS=1 -DMAXLATE=1"
+QUICK="-DN=2 -DMAXCLAIMS=2 $COMMON"
+FULL="-DN=3 -DMAXCLAIMS=2 -DLASTCLAIMS=1 $COMMON"
+DEEP="-DN=2 -DMAXCLAIMS=3 -DLASTCLAIMS=2 $COMMON"
 SAFE="-DMAXCRASH=0 -DMAXLOST=1"
 
-# name | expect (pass: no error / fail: a counterexample) | kind (safety / liveness) | flags
+# name | expect (pass: no error / fail: a counterexample) | kind (safety / liveness) |
+# set (quick: in both sets / full: only in the full set) | flags
 # Longest first, so that two workers finish together.
 CHECKS="
-idempotent-liveness|pass|liveness|-DMODE=0 -DLIVENESS -DMAXCRASH=1 -DLASTCLAIMS=1 -DMAXLOST=0 -DNO_RESOLVE
-fix-notfound-idempotent|pass|safety|-DMODE=0 $SAFE -DLASTCLAIMS=1 -DTOLD_PER_LIFE
-idempotent-safety|pass|safety|-DMODE=0 $SAFE -DLASTCLAIMS=1
-effectful-safety|pass|safety|-DMODE=1 $SAFE
-effectful-liveness|pass|liveness|-DMODE=1 -DLIVENESS -DMAXCRASH=1 -DLASTCLAIMS=1 -DMAXLOST=1
-effectful-told-per-life-no-operator|pass|safety|-DMODE=1 $SAFE -DLASTCLAIMS=1 -DTOLD_PER_LIFE -DNO_RESOLVE
-bad-complete-unfenced|fail|safety|-DMODE=0 -DBAD_COMPLETE_UNFENCED
-bad-complete-unfenced-effectful|fail|safety|-DMODE=1 -DBAD_COMPLETE_UNFENCED
-bad-claim-read-then-write|fail|safety|-DMODE=1 -DBAD_CLAIM_READ_THEN_WRITE
-bad-claim-read-then-write-idempotent|fail|safety|-DMODE=0 -DBAD_CLAIM_READ_THEN_WRITE
-bad-fence-only|fail|safety|-DMODE=1 -DBAD_FENCE_ONLY
-bad-fence-only-idempotent|fail|safety|-DMODE=0 -DBAD_FENCE_ONLY
-bad-effectful-takeover|fail|safety|-DMODE=1 -DBAD_EFFECTFUL_TAKEOVER
-bad-lease-never-expires|fail|liveness|-DMODE=1 -DLIVENESS -DBAD_LEASE_NEVER_EXPIRES
-finding-memstore-renew|fail|safety|-DMODE=1 -DMEMSTORE_RENEW
-finding-memstore-renew-idempotent|fail|safety|-DMODE=0 -DMEMSTORE_RENEW
-finding-own-completion|fail|safety|-DMODE=1 -DGUARD_OWN_COMPLETION
-finding-own-completion-idempotent|fail|safety|-DMODE=0 -DGUARD_OWN_COMPLETION
-finding-told-per-life|fail|safety|-DMODE=0 -DTOLD_PER_LIFE -DGUARD_NOTFOUND_ANY_KIND
+effectful-safety|pass|safety|full|-DMODE=1 $FULL $SAFE
+idempotent-safety|pass|safety|full|-DMODE=0 $FULL $SAFE -DMAXLOSS=0 -DMAXLATE=0
+idempotent-safety-deep|pass|safety|full|-DMODE=0 $DEEP $SAFE
+effectful-safety-deep|pass|safety|full|-DMODE=1 $DEEP $SAFE
+effectful-told-per-life-no-operator|pass|safety|full|-DMODE=1 $FULL $SAFE -DTOLD_PER_LIFE -DNO_RESOLVE
+effectful-told-per-life|pass|safety|full|-DMODE=1 $QUICK $SAFE -DTOLD_PER_LIFE
+fix-notfound-idempotent|pass|safety|full|-DMODE=0 $QUICK $SAFE -DTOLD_PER_LIFE
+idempotent-liveness|pass|liveness|full|-DMODE=0 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=0 -DNO_RESOLVE
+effectful-liveness|pass|liveness|full|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1
+idempotent-safety-quick|pass|safety|quick|-DMODE=0 $QUICK $SAFE
+effectful-safety-quick|pass|safety|quick|-DMODE=1 $QUICK $SAFE
+bad-reclaim-after-body|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RECLAIM_AFTER_BODY
+bad-reclaim-after-body-no-loss|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMAXLOSS=0 -DBAD_RECLAIM_AFTER_BODY
+bad-reclaim-after-body-idempotent|fail|safety|quick|-DMODE=0 -DN=1 -DMAXATT=2 -DMAXCLAIMS=3 -DMAXRESOLVE=0 -DMAXLOSS=1 -DMAXLATE=0 $SAFE -DBAD_RECLAIM_AFTER_BODY
+bad-late-reply|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMAXLOSS=0 -DBAD_LATE_REPLY
+bad-late-reply-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMAXLOSS=0 -DBAD_LATE_REPLY
+bad-complete-unfenced|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_COMPLETE_UNFENCED
+bad-complete-unfenced-effectful|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_COMPLETE_UNFENCED
+bad-claim-read-then-write|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_CLAIM_READ_THEN_WRITE
+bad-claim-read-then-write-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_CLAIM_READ_THEN_WRITE
+bad-fence-only|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_FENCE_ONLY
+bad-fence-only-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_FENCE_ONLY
+bad-effectful-takeover|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_EFFECTFUL_TAKEOVER
+bad-lease-never-expires|fail|liveness|quick|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1 -DBAD_LEASE_NEVER_EXPIRES
+finding-memstore-renew|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMEMSTORE_RENEW
+finding-memstore-renew-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMEMSTORE_RENEW
+finding-own-completion|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DGUARD_OWN_COMPLETION
+finding-own-completion-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DGUARD_OWN_COMPLETION
+finding-told-per-life|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DTOLD_PER_LIFE -DGUARD_NOTFOUND_ANY_KIND
 "
 
 # ---- one check: bash check.sh --one "<line>" <workdir> ----
 run_one() {
   local line="$1" work="$2"
-  local name expect kind flags
-  IFS='|' read -r name expect kind flags <<<"$line"
+  local name expect kind set flags
+  IFS='|' read -r name expect kind set flags <<<"$line"
   local dir="$work/$name"
-  mkdir -p "$dir" && cp "$MODEL" "$dir/toolfence.pml" && cd "$dir" || return 1
+  # The model as it was when the run started (an edit during a long run does not mix versions).
+  mkdir -p "$dir" && cp "$work/toolfence.pml" "$dir/toolfence.pml" && cd "$dir" || return 1
   local result="$dir/result" out="$dir/pan.out"
   # shellcheck disable=SC2086
-  if ! spin -a $BOUNDS $flags toolfence.pml >spin.out 2>&1; then
+  if ! spin -a $flags toolfence.pml >spin.out 2>&1; then
     echo "FAILED|$name|spin -a failed: $(tail -3 spin.out | tr '\n' ' ')" >"$result"
     return 0
   fi
+  # A check that must fail stops at its first counterexample, so its pan is compiled without
+  # optimisation (gcc -O2 of pan.c costs ~5 s of CPU, more than the search); a check that must
+  # pass searches every state and is compiled with -O2.
   local cflags="-O2 -DCOLLAPSE" pflags="-m200000"
+  [ "$expect" = fail ] && cflags="-O0 -DCOLLAPSE"
   if [ "$kind" = safety ]; then
     cflags="$cflags -DSAFETY"
   else
@@ -101,13 +123,13 @@ run_one() {
     fi
   fi
   echo "$verdict" >"$result"
-  # The trail of a counterexample, as the model's MSC events, for the report: searched again
-  # with -i (iteratively shorter) so that it is short.
-  if [ "${errors:-0}" != 0 ] && [ -f toolfence.pml.trail ]; then
+  # With TRAILS=1, the trail of a counterexample, as the model's MSC events, for the report:
+  # searched again with -i (iteratively shorter) so that it is short.
+  if [ "${TRAILS:-0}" = 1 ] && [ "${errors:-0}" != 0 ] && [ -f toolfence.pml.trail ]; then
     # shellcheck disable=SC2086
     timeout 120 ./pan $pflags -i >pan-shortest.out 2>&1 || true
     # shellcheck disable=SC2086
-    spin -t $BOUNDS $flags toolfence.pml 2>&1 |
+    spin -t $flags toolfence.pml 2>&1 |
       grep -E 'MSC:|assertion violated|acceptance|<<<<<START OF CYCLE>>>>>' |
       sed -E 's/^ *//' >trail.txt || true
   fi
@@ -139,14 +161,21 @@ fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/toolfence-spec.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
+cp "$MODEL" "$WORK/toolfence.pml"
 
 lines=$(printf '%s\n' "$CHECKS" | sed '/^$/d')
+case "${SET:-full}" in
+  full) ;;
+  quick) lines=$(printf '%s\n' "$lines" | grep -E '^[^|]*\|[^|]*\|[^|]*\|quick\|') ;;
+  *) echo "SET must be quick or full, got ${SET}"; exit 1 ;;
+esac
 if [ -n "${ONLY:-}" ]; then
   lines=$(printf '%s\n' "$lines" | grep -E "^${ONLY}\|" || true)
   [ -n "$lines" ] || { echo "no check named $ONLY"; exit 1; }
 fi
 
-echo "spin model check of spec/toolfence.pml ($(spin -V 2>&1 | head -1)); bounds: $BOUNDS"
+echo "spin model check of spec/toolfence.pml ($(spin -V 2>&1 | head -1)); set: ${SET:-full}"
+echo "bounds: quick $QUICK; full $FULL; deep $DEEP"
 started=$(date +%s)
 printf '%s\n' "$lines" | xargs -d '\n' -P "${JOBS:-2}" -I{} bash "$SPEC_DIR/check.sh" --one {} "$WORK"
 

@@ -9,15 +9,28 @@
  *
  * The environment (proctype env) may at any time: let the current lease run out, expire a record
  * past its retention (a settled one, or an in-progress one whose lease ran out: lease+retention),
- * let an operator resolve an indeterminate/abandoned record, crash a worker, or let the body of
- * a superseded attempt return late (recordLate).
+ * let an operator resolve an indeterminate/abandoned record, crash a worker, let the body of
+ * a superseded attempt return late (recordLate), LOSE the record (MAXLOSS times: retention cut
+ * short, `forget`, a store restart or failover that loses records: a delete at any moment, in any
+ * state, live lease or not), and deliver an acquired claim's reply after the claimer's lease view
+ * lapsed (MAXLATE times: the claim lands, others act, then the claimer reads the reply).
  * A stall is a worker that is not scheduled while the environment acts (leases may run out).
+ *
+ * The guard modelled is RULES.md's G1 and G2 (issue 14):
+ *   G1  once a guard.run call entered its body it never enters it again (IDEMPOTENT: not more than
+ *       maxAttempts times); a superseded attempt only reads: it claims again and completed ->
+ *       replay, busy -> wait (EFFECTFUL with its own value: answer it), acquired -> complete the
+ *       new claim with its own value, else EFFECTFUL markIndeterminate (RecordLost), IDEMPOTENT
+ *       run again while its own executions < maxAttempts, else release (ExecutionAbandonedError).
+ *   G2  the body is entered only while the claimer's lease view (counted from the claim's SEND)
+ *       is live; a reply that came after the view lapsed -> renew once: renewed -> enter; lost ->
+ *       claim again as a fresh caller (the same call).
  *
  * Compile-time switches (spin -a -DNAME ...):
  *   MODE=1           at-most-once (EFFECTFUL)      MODE=0  at-least-once (IDEMPOTENT)
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
  *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
- *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE   bounds (see README)
+ *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE   bounds (see README)
  *   Rules the model found wrong, kept so that the check bites if they come back (README):
  *   GUARD_NOTFOUND_ANY_KIND    Guard.record answers not_found with its own value for IDEMPOTENT too
  *   MEMSTORE_RENEW             MemoryStore.renew: expiresAtMs = max(expiresAtMs, lease), no retention
@@ -29,6 +42,11 @@
  *   BAD_FENCE_ONLY             holder check on the fence alone (no owner)
  *   BAD_EFFECTFUL_TAKEOVER     at-most-once takes over an expired lease like at-least-once
  *   BAD_LEASE_NEVER_EXPIRES    leases never run out (liveness must fail)
+ *   BAD_RECLAIM_AFTER_BODY     the guard before G1 (guard.ts claimLoop today): a superseded attempt
+ *                              claims again as if new and, if acquired, runs the body again; and
+ *                              complete -> not_found answers the own value (EFFECTFUL, lease kept)
+ *   BAD_LATE_REPLY             the guard before G2: a claim reply that arrives after the lease
+ *                              view lapsed enters the body without renewing first
  */
 
 #ifndef N
@@ -58,6 +76,12 @@
 #endif
 #ifndef MAXRESOLVE
 #define MAXRESOLVE 1      /* operator resolutions */
+#endif
+#ifndef MAXLOSS
+#define MAXLOSS 1         /* records the store loses (forget, restart, failover, retention cut short) */
+#endif
+#ifndef MAXLATE
+#define MAXLATE 1         /* acquired claim replies that reach the claimer after its lease view lapsed */
 #endif
 
 #define AT_LEAST_ONCE 0
@@ -106,6 +130,9 @@ byte late_k[N];    /* LATE_RECORD: recordLate; LATE_KEEP: settleAfterTimeout */
 byte crashes;
 byte resolves;
 byte lost_replies;
+byte losses;
+byte late_replies;
+byte late_pending; /* owner whose acquired reply is late and not yet read (0: none) */
 
 /* ---- ghost state: what happened in the current life of the key ----
  * A life of the key ends when its record is deleted (released, resolved as released, or past
@@ -121,6 +148,7 @@ byte wexecs;       /* body executions within the current retention window of the
 bool w_cur[N];     /* worker w's current attempt belongs to the current life */
 byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt (0: none) */
 #endif
+bool b_life[N];    /* the life in which worker w's call last entered its body is the current one */
 
 #ifdef BAD_FENCE_ONLY
 #define IS_HOLDER(o, f) (rfence == (f))
@@ -128,8 +156,7 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
 #define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-store.ts */
 #endif
 
-/* per-worker ghost of TOLD_PER_LIFE, unrolled for up to 4 workers */
-#ifdef TOLD_PER_LIFE
+/* per-worker ghosts, unrolled for up to 4 workers */
 #if N == 1
 #define FOR_WORKERS(M) M(0)
 #elif N == 2
@@ -139,6 +166,8 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
 #else
 #define FOR_WORKERS(M) M(0) M(1) M(2) M(3)
 #endif
+#define END_BODY_LIFE(W) b_life[W] = false;
+#ifdef TOLD_PER_LIFE
 #define REC_IN_LIFE(W) if :: w_cur[W] -> w_rec[W] = v :: else -> skip fi;
 #define END_LIFE(W) w_cur[W] = false;
 #define TOLD_ENTER(w) w_cur[w] = true; w_rec[w] = 0
@@ -156,22 +185,37 @@ byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt
 
 /* ---- ghost checks ---- */
 
-/* A claim acquired the key as (o, f) and the guard enters the body (Guard.claimLoop ->
- * Guard.execute: the body starts right after the claim's answer). The execution is counted
- * here, in the life the attempt belongs to; when inside the body the effect happens does not
- * change the count. Fences strictly increase within a life; executions per life are bounded. */
-inline acquired(o, f) {
-  printf("MSC: owner %d acquires fence %d (highest fence so far in this life: %d) and runs the body\n", o, f, g_fence);
+/* The store grants the key to (o, f) (a new record, or a takeover). Fences strictly increase
+ * within a life; g_owner is the only holder whose writes may apply (holder_write). */
+inline granted(o, f) {
+  printf("MSC: owner %d is granted fence %d (highest fence so far in this life: %d)\n", o, f, g_fence);
   assert(f > g_fence);
   g_fence = f;
-  g_owner = o;
+  g_owner = o
+}
+
+/* Worker `me`'s call enters its body as holder (o, f) (Guard.execute starts the body). Checked
+ * here, where the body is entered:
+ * - ENTRY_CURRENT (G2): the store still holds this very claim, in progress: nobody was told
+ *   `indeterminate` or `abandoned` for it, granted a takeover of it, or given a new life of the key
+ *   since it was granted (G2 gives more, a live lease, but a lease that ran out unnoticed by
+ *   anyone is harmless: a renewal would still be accepted);
+ * - per call (G1): one guard.run call, across all its claims, enters its body at most once
+ *   (EFFECTFUL) or maxAttempts times (IDEMPOTENT), whatever happened to its records;
+ * - per life and per retention window of the key, as before. */
+inline enter_body() {
+  printf("MSC: owner %d (fence %d) enters the body: entry %d of this call, %d of this life, %d of this retention window\n", o, f, cexecs + 1, execs + 1, wexecs + 1);
+  assert(rstate == INPROG && rfence == f && rowner == o);
+  cexecs++;
   execs++;
   wexecs++;
-  printf("MSC: (execution %d of this life, %d of this retention window)\n", execs, wexecs);
+  b_life[me] = true;
 #if MODE == AT_MOST_ONCE
+  assert(cexecs <= 1);
   assert(execs <= 1);
   assert(wexecs <= 1);
 #else
+  assert(cexecs <= MAXATT);
   assert(execs <= MAXATT);
   assert(wexecs <= MAXATT);
 #endif
@@ -214,10 +258,19 @@ inline tell_own(v, w) {
   skip
 }
 
+/* G1, EFFECTFUL: a superseded call whose own body returned v finds the key busy and answers v.
+ * Allowed only because the life its body ran in is gone (the record was lost or released): the
+ * in-progress record belongs to a later life, whose outcome is that life's, not this call's. */
+inline tell_own_lost(v, w) {
+  printf("MSC: a caller is told its own value %d while a later life of the key is in progress\n", v);
+  assert(rstate == INPROG && !b_life[w])
+}
+
 /* The record is deleted; a new life of the key begins at the next claim. */
 inline delete_record() {
   rstate = NONE; rfence = 0; rattempt = 0; rowner = 0; routcome = 0; lease_live = false; gap = false;
   g_owner = 0; g_fence = 0; execs = 0; recorded = 0;
+  FOR_WORKERS(END_BODY_LIFE)
 #ifdef TOLD_PER_LIFE
   FOR_WORKERS(END_LIFE)
 #endif
@@ -230,6 +283,13 @@ inline end_window() {
   printf("MSC: (the key was freed: a new retention window begins)\n")
 }
 
+/* ... or the store lost it: the window it was in is not counted (the store forgot; executions
+ * after a loss are outside the guarantee), and a new one begins. */
+inline lose_window() {
+  wexecs = 0;
+  printf("MSC: (the store lost the record: its retention window is not counted)\n")
+}
+
 /* ---- store operations: each is one atomic step, as MemoryStore ---- */
 
 /* MemoryStore.claim, deciding on a snapshot (s_*) of the record. The good model takes the
@@ -239,7 +299,7 @@ inline claim_decide(o, f, res, s_state, s_fence, s_att, s_live, s_owner) {
   :: s_state == NONE ->                                   /* no live record: create, fence 1 */
        rstate = INPROG; rfence = 1; rattempt = 1; rowner = o; routcome = 0; lease_live = true; gap = true;
        f = 1; res = R_ACQUIRED;
-       acquired(o, 1)
+       granted(o, 1)
   :: s_state == INPROG && s_owner == o ->                 /* the same claim resent: acquired again, */
        lease_live = true; gap = true;                     /* same fence, lease restarted */
        f = s_fence; res = R_ACQUIRED
@@ -256,7 +316,7 @@ inline claim_decide(o, f, res, s_state, s_fence, s_att, s_live, s_owner) {
   :: s_state == INPROG && s_owner != o && !s_live && s_att < MAXATT ->    /* takeover */
        rfence = s_fence + 1; rattempt = s_att + 1; rowner = o; lease_live = true; gap = true;
        f = rfence; res = R_ACQUIRED;
-       acquired(o, f)
+       granted(o, f)
 #endif
   fi;
   printf("MSC: owner %d claim -> %e\n", o, res)
@@ -292,15 +352,15 @@ inline st_renew(o, f, res) {
 #else
 #define COMPLETE_ALLOWED(o, f) (IS_HOLDER(o, f) && rstate != COMPLETED)
 #endif
-inline st_complete(o, f, res) {
+inline st_complete(o, f, v, res) {
   if
   :: rstate == NONE -> res = X_NOTFOUND                              /* :163 */
   :: rstate != NONE && !COMPLETE_ALLOWED(o, f) -> res = X_STALE      /* :164-166 */
   :: rstate != NONE && COMPLETE_ALLOWED(o, f) ->                     /* :167-172 */
        holder_write(o);
-       rstate = COMPLETED; gap = false; record_outcome(o); res = X_OK
+       rstate = COMPLETED; gap = false; record_outcome(v); res = X_OK
   fi;
-  printf("MSC: owner %d (fence %d) complete -> %e\n", o, f, res)
+  printf("MSC: owner %d (fence %d) complete with %d -> %e\n", o, f, v, res)
 }
 
 /* MemoryStore.release */
@@ -330,24 +390,36 @@ inline st_mark(o, f, res) {
 /* ---- a worker: a caller of the guarded tool, Guard.run / Guard.claimLoop ----
  * Steps that only change a worker's own variables are folded into the atomic step of the store
  * operation that follows them (nobody else can observe them in between), so each atomic block
- * below is: local decisions + ONE store operation + what the worker does with its answer. */
+ * below is: local decisions + ONE store operation + what the worker does with its answer.
+ * One run of a worker is a sequence of guard.run calls (the caller calls again after an error);
+ * cexecs and v are the current call's own, kept across all the claims of that call. */
 
-/* after an error reached the caller (or a wait gave up): the caller calls again, or stops */
+/* a new guard.run call begins (the caller called again) */
+#define NEW_CALL cexecs = 0; v = 0; b_life[me] = false
+
+/* after an error reached the caller: the caller calls again (a new guard.run call), or stops */
 #define CALL_AGAIN_OR_STOP \
-    TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; \
+    TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; NEW_CALL; \
     if \
     :: goto at_claim \
     :: done[me] = true; goto finished \
     fi
 
-/* SUPERSEDED: claim again (Guard.claimLoop) */
+/* busy: waitForSettle, then the same call claims again; or OutcomePendingError past waitTimeoutMs */
+#define WAIT_OR_GIVE_UP \
+    if \
+    :: TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; goto at_claim \
+    :: CALL_AGAIN_OR_STOP \
+    fi
+
+/* SUPERSEDED: the same call claims again (Guard.claimLoop) */
 #define CLAIM_AGAIN \
     TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; \
     goto at_claim
 
 /* the call returned a value */
 #define RETURN_VALUE \
-    TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; done[me] = true; \
+    TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; NEW_CALL; done[me] = true; \
     goto finished
 
 /* recordLate: the body may still return later, and its value be offered to complete */
@@ -358,40 +430,85 @@ inline st_mark(o, f, res) {
     fi
 
 /* isOwnCompletion: a stale answer whose record is this holder's own completion (a retried
- * complete whose first try was applied). As the guard has it (GUARD_OWN_COMPLETION), fence and
+ * complete whose first try was applied). As the guard had it (GUARD_OWN_COMPLETION), fence and
  * owner only, which an operator's resolution of the holder's record also matches; the model's
- * default is the proposed fix: the recorded outcome must be the one this holder sent. */
+ * default is the fix (guard.ts isOwnCompletion): the recorded outcome must be the one sent. */
 #ifdef GUARD_OWN_COMPLETION
 #define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o)
 #else
-#define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o && routcome == o)
+#define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o && routcome == v)
 #endif
-/* Guard.record on not_found: an EFFECTFUL attempt that did not lose its lease answers with its
- * own value; an IDEMPOTENT one asks the store again. GUARD_NOTFOUND_ANY_KIND is the rule before
- * the model found TOLD_PER_LIFE broken by it (any kind answered with its own value). */
-#ifdef GUARD_NOTFOUND_ANY_KIND
+/* Guard.record on not_found. G1: superseded like stale (claim again, read the answer). Before G1
+ * (BAD_RECLAIM_AFTER_BODY, guard.ts today) an EFFECTFUL attempt that did not see its lease lost
+ * answered with its own value. GUARD_NOTFOUND_ANY_KIND is the rule before the model found
+ * TOLD_PER_LIFE broken by it (any kind answered with its own value). */
+#if defined(GUARD_NOTFOUND_ANY_KIND)
 #define NOTFOUND_ANSWERS (!lost)
-#else
+#elif defined(BAD_RECLAIM_AFTER_BODY)
 #define NOTFOUND_ANSWERS (!lost && MODE == AT_MOST_ONCE)
+#else
+#define NOTFOUND_ANSWERS (false)
 #endif
-/* The answer of complete (Guard.record) */
+/* G1: may this call enter its body on an acquired claim? Before G1 it always did. */
+#ifdef BAD_RECLAIM_AFTER_BODY
+#define MAY_ENTER (true)
+#elif MODE == AT_MOST_ONCE
+#define MAY_ENTER (cexecs == 0)
+#else
+#define MAY_ENTER (cexecs == 0 || (v == 0 && cexecs < MAXATT))
+#endif
+/* G1: an EFFECTFUL call whose own body returned v answers v when its re-claim finds the key busy */
+#ifdef BAD_RECLAIM_AFTER_BODY
+#define BUSY_ANSWERS_OWN (false)
+#else
+#define BUSY_ANSWERS_OWN (MODE == AT_MOST_ONCE && v != 0)
+#endif
+
+/* The answer of complete (Guard.record; G1's re-record of the call's own value) */
 #define COMPLETE_ANSWER \
       if \
       :: res == X_OK || (res == X_STALE && OWN_COMPLETION) ->   /* recorded */ \
-           tell_own(o, me); RETURN_VALUE \
+           tell_own(v, me); RETURN_VALUE \
       :: res == X_NOTFOUND && NOTFOUND_ANSWERS ->   /* the record vanished: own value */ \
-           tell_own(o, me); RETURN_VALUE \
-      :: else -> CLAIM_AGAIN                        /* SUPERSEDED */ \
+           tell_own(v, me); RETURN_VALUE \
+      :: else -> printf("MSC: owner %d is superseded: it claims again\n", o); CLAIM_AGAIN   /* SUPERSEDED */ \
+      fi
+
+/* enter the body as holder (o, f) (Guard.execute) */
+#define ENTER \
+      enter_body(); res = 0; lost = false; TOLD_ENTER(me); \
+      goto holding
+
+/* G1: a call that already ran its body acquired a new claim (the record vanished or was released,
+ * or an IDEMPOTENT takeover): it does not run the body again, except IDEMPOTENT within maxAttempts */
+#define READ_ACQUIRED \
+      if \
+      :: v != 0 ->                                  /* complete the new claim with its own value */ \
+           res = 0; TOLD_ENTER(me); goto rerecord \
+      :: v == 0 && MODE == AT_MOST_ONCE ->          /* markIndeterminate (RecordLost) */ \
+           res = 0; goto mark_lost \
+      :: v == 0 && MODE == AT_LEAST_ONCE ->         /* own executions used up: release, */ \
+           res = 0; goto release_exhausted          /* ExecutionAbandonedError */ \
       fi
 
 /* The answer of a claim (Guard.claimLoop). */
 #define CLAIM_ANSWER \
       if \
-      :: res == R_ACQUIRED ->              /* run the body (Guard.execute) */ \
-           res = 0; lost = false; SET_HOLD(me, o); TOLD_ENTER(me); \
-           goto holding \
-      :: res == R_BUSY ->                  /* waitForSettle, then claim again, */ \
-           CALL_AGAIN_OR_STOP              /* or OutcomePendingError past waitTimeoutMs */ \
+      :: res == R_ACQUIRED ->  \
+           SET_HOLD(me, o); \
+           if \
+           :: REPLY_LATE -> LATE_REPLY; goto late_claim  /* the reply comes after the lease view lapsed */ \
+           :: true -> skip                               /* the reply comes in time: the view is live */ \
+           fi; \
+           if \
+           :: MAY_ENTER -> ENTER                         /* run the body (Guard.execute) */ \
+           :: else -> READ_ACQUIRED \
+           fi \
+      :: res == R_BUSY && BUSY_ANSWERS_OWN ->   /* G1, EFFECTFUL: its own value */ \
+           tell_own_lost(v, me); \
+           RETURN_VALUE \
+      :: res == R_BUSY && !BUSY_ANSWERS_OWN ->  /* waitForSettle, then claim again, */ \
+           WAIT_OR_GIVE_UP                       /* or OutcomePendingError past waitTimeoutMs */ \
       :: res == R_COMPLETED ->             /* deduplicated (Guard.settled) */ \
            tell(routcome); \
            RETURN_VALUE \
@@ -402,6 +519,9 @@ inline st_mark(o, f, res) {
 /* The reply of a store operation that took effect is lost (at most MAXLOST times in a run). */
 #define REPLY_LOST (lost_replies < MAXLOST)
 #define LOSE_REPLY lost_replies++; printf("MSC: the reply to owner %d is lost\n", o)
+/* The reply of an acquired claim reaches the claimer after its lease view lapsed (MAXLATE times). */
+#define REPLY_LATE (late_replies < MAXLATE)
+#define LATE_REPLY late_replies++; late_pending = o; printf("MSC: the acquired reply to owner %d arrives after its lease view lapsed\n", o)
 
 proctype worker(byte me) {
   byte seq;        /* claims sent so far */
@@ -409,6 +529,8 @@ proctype worker(byte me) {
   byte f;          /* fence acquired */
   mtype res;
   bool lost;       /* leaseLost !== undefined (Guard.execute) */
+  byte cexecs;     /* G1: times the current guard.run call entered its body (all its claims) */
+  byte v;          /* G1: the value the current call's own body returned (0: none) */
 #ifdef BAD_CLAIM_READ_THEN_WRITE
   byte s_state, s_fence, s_att, s_owner;
   bool s_live;
@@ -453,6 +575,52 @@ resend_claim:                              /* Guard.claimOnce: the same claim, o
     }
     /* (a second failure is StoreUnavailableError: not modelled, see README) */
 
+late_claim:                                /* an acquired reply, read after the lease view lapsed */
+    atomic {
+      late_pending = 0;
+      if
+      :: MAY_ENTER ->
+#ifdef BAD_LATE_REPLY
+           ENTER                           /* before G2: the body is entered anyway */
+#else
+           st_renew(o, f, res);            /* G2: renew once */
+           if
+           :: res == X_OK -> ENTER         /* the view restarts from the renewal: enter */
+           :: else ->                      /* lost: never entered, ask as a fresh caller */
+                printf("MSC: owner %d did not enter its body: it claims again as a fresh caller\n", o);
+                SET_HOLD(me, 0);
+                CLAIM_AGAIN
+           fi
+#endif
+      :: else -> READ_ACQUIRED             /* G1: no body to enter; the writes are fenced */
+      fi
+    }
+
+rerecord:                                  /* G1: complete the new claim with its own value */
+    atomic {
+      st_complete(o, f, v, res);
+      SET_HOLD(me, 0);
+      if
+      :: REPLY_LOST -> LOSE_REPLY; res = 0; goto complete_retry
+      :: true -> skip
+      fi;
+      COMPLETE_ANSWER
+    }
+
+mark_lost:                                 /* G1, EFFECTFUL: markIndeterminate (RecordLost), */
+    atomic {                               /* IndeterminateOutcomeError */
+      st_mark(o, f, res);
+      SET_HOLD(me, 0);
+      CALL_AGAIN_OR_STOP
+    }
+
+release_exhausted:                         /* G1, IDEMPOTENT: own executions used up: release, */
+    atomic {                               /* ExecutionAbandonedError */
+      st_release(o, f, res);
+      SET_HOLD(me, 0);
+      CALL_AGAIN_OR_STOP
+    }
+
 holding:                                   /* Guard.execute */
     do
     :: atomic {                            /* LeaseKeeper.beat */
@@ -467,11 +635,13 @@ holding:                                   /* Guard.execute */
     :: atomic {                            /* the body settles, or the call is interrupted */
          if
          :: skip
-         :: lost = true                    /* the watchdog fired (renewals failing, lease estimate past) */
+         :: !lost -> lost = true;          /* the watchdog fired (renewals failing, lease estimate past) */
+            printf("MSC: owner %d: its watchdog fires (lease view past, renewals failing)\n", o)
          fi;
          if
          :: true ->                        /* the body returned: Guard.record */
-              st_complete(o, f, res);
+              v = o;
+              st_complete(o, f, v, res);
               SET_HOLD(me, 0);
               if
               :: REPLY_LOST -> LOSE_REPLY; res = 0; goto complete_retry
@@ -479,9 +649,11 @@ holding:                                   /* Guard.execute */
               fi;
               COMPLETE_ANSWER
          :: lost ->                        /* the body threw the LeaseLostError: SUPERSEDED */
+              printf("MSC: owner %d saw its lease lost; its body throws LeaseLostError: superseded\n", o);
               SET_HOLD(me, 0);
               CLAIM_AGAIN
          :: lost ->                        /* grace over, body still running: recordLate, SUPERSEDED */
+              printf("MSC: owner %d saw its lease lost; its body is still running past the grace: superseded\n", o);
               SET_HOLD(me, 0);
               MAY_RETURN_LATE;
               CLAIM_AGAIN
@@ -517,7 +689,7 @@ holding:                                   /* Guard.execute */
 
 complete_retry:                            /* Guard.completeWithRetry: the same complete again */
     atomic {
-      st_complete(o, f, res);
+      st_complete(o, f, v, res);
       COMPLETE_ANSWER
     }
 
@@ -528,9 +700,14 @@ finished:
 
 /* ---- the environment ---- */
 
-/* crash worker W (it stops forever: the escape `unless { crashed[me] }` fires at its next step) */
+/* crash worker W (it stops forever: the escape `unless { crashed[me] }` fires at its next step);
+ * a late reply it never read no longer holds back retention */
 #define CRASH(W) \
   :: atomic { crashes < MAXCRASH && !crashed[W] && !done[W] -> crashed[W] = true; crashes++; \
+       if \
+       :: late_pending != 0 && WORKER(late_pending) == W -> late_pending = 0 \
+       :: else -> skip \
+       fi; \
        printf("MSC: worker %d crashes\n", W) }
 
 /* the body of a superseded or timed-out attempt of worker W returns (recordLate,
@@ -541,7 +718,7 @@ finished:
 #define LATE(W) \
   :: atomic { late_o[W] != 0 && !crashed[W] -> \
        printf("MSC: the late body of owner %d returns\n", late_o[W]); \
-       st_complete(late_o[W], late_f[W], eres); \
+       st_complete(late_o[W], late_f[W], late_o[W], eres); \
        late_o[W] = 0; late_f[W] = 0; late_k[W] = 0; eres = 0 } \
   :: atomic { late_k[W] == LATE_KEEP && !crashed[W] -> \
        printf("MSC: the late body of owner %d fails\n", late_o[W]); \
@@ -556,7 +733,8 @@ end_env:
   :: atomic { rstate == INPROG && lease_live -> lease_live = false;
               printf("MSC: the lease of owner %d runs out\n", rowner) }   /* the lease deadline passes */
 #endif
-  :: atomic { rstate == INPROG && !lease_live ->                      /* past retention (MemoryStore.live) */
+  :: atomic { rstate == INPROG && !lease_live && rowner != late_pending ->   /* past retention (MemoryStore.live); */
+                                                                      /* a reply is not late by a whole window */
        if
        :: gap -> delete_record(); end_window()    /* a full retention window after the lease ran out */
        :: !gap ->                                 /* sooner: the window was cut short */
@@ -568,6 +746,10 @@ end_env:
        delete_record() }
   :: atomic { (rstate == COMPLETED || rstate == INDET || rstate == ABANDONED) ->
               delete_record(); end_window() }                          /* retention passed after it settled */
+  :: atomic { rstate != NONE && losses < MAXLOSS ->                    /* the store loses the record: */
+       losses++;                                                      /* forget, a restart or failover */
+       printf("MSC: the store loses the record (state %d, owner %d, lease live %d)\n", rstate, rowner, lease_live);
+       delete_record(); lose_window() }                               /* that loses it, retention cut short */
 #ifndef NO_RESOLVE
   :: atomic { (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE ->   /* MemoryStore.resolve (:216-235) */
        resolves++;
