@@ -143,7 +143,7 @@ byte execs;        /* body executions of attempts acquired in the current life *
 byte recorded;     /* outcome recorded in the current life (0: none) */
 byte wexecs;       /* body executions within the current retention window of the key: ends
                       with a release, an operator's release, or a full retention window passing
-                      after the record settled or its lease ran out (DESIGN.md, "Guarantee") */
+                      after the record settled or its lease ran out (docs/design.md, "The guarantee") */
 #ifdef TOLD_PER_LIFE
 bool w_cur[N];     /* worker w's current attempt belongs to the current life */
 byte w_rec[N];     /* outcome recorded in the life of worker w's current attempt (0: none) */

@@ -1,4 +1,4 @@
-// Field case C07 (shared/cases/C07-lease-shorter-than-work.md) on SQLiteStore, on a file in WAL
+// Field case C07 (docs/field-cases.md, C07) on SQLiteStore, on a file in WAL
 // mode: lease deadlines are judged by the host clock inside each transaction.
 import { SQLiteStore } from '@toolfence/stores/sqlite';
 import { afterAll, beforeAll } from 'vitest';
