@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
 import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
-import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
-import { LeaseLostError } from '../errors/lease-lost-error.js';
+import type { LeaseLostError } from '../errors/lease-lost-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
@@ -25,14 +25,21 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
-  RecordedError,
   RecordRef,
   ResolveResult,
 } from '../store/idempotency-store.js';
 import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
+import {
+  asStoreError,
+  describeError,
+  indeterminateOutcomeError,
+  leaseLostError,
+  recordLost,
+  safeNoEffect,
+} from './call-errors.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
-import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+import { LeaseKeeper } from './lease-keeper.js';
 
 /** Options of a {@link Guard}. */
 export interface GuardOptions {
@@ -109,16 +116,6 @@ interface CallProgress {
 interface SentClaim {
   readonly claim: ClaimResult;
   readonly sentAtMs: number;
-}
-
-/** The reason recorded when an attempt that entered its body finds its record gone. */
-function recordLost(): Error {
-  const error = new Error(
-    'the record of an attempt that had entered its body was lost (released, forgotten, expired or ' +
-      'lost by the store) before its outcome was recorded; the effect may have happened',
-  );
-  error.name = 'RecordLost';
-  return error;
 }
 
 /** Sentinel: a followed leader settled without a recorded outcome. */
@@ -449,15 +446,14 @@ export class Guard {
     }
     if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
     const reason = describeError(error);
-    throw new IndeterminateOutcomeError(
+    throw indeterminateOutcomeError(
+      state.ref.key,
+      state.call.tool,
+      progress.lastAttempt ?? NO_ATTEMPT,
+      reason,
       {
-        key: state.ref.key,
-        tool: state.call.tool,
-        ...(progress.lastAttempt ?? NO_ATTEMPT),
-        reasonType: reason.type,
-        reason: reason.message,
+        cause: error,
       },
-      { cause: error },
     );
   }
 
@@ -593,14 +589,7 @@ export class Guard {
       case 'indeterminate': {
         const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
         this.emit('tool.indeterminate', state, record, { error });
-        throw new IndeterminateOutcomeError({
-          key,
-          tool,
-          attempt: record.attempt,
-          fence: record.fence,
-          reasonType: error.type,
-          reason: error.message,
-        });
+        throw indeterminateOutcomeError(key, tool, record, error);
       }
       case 'abandoned':
         this.emit('tool.abandoned', state, record, { error: record.error });
@@ -871,17 +860,7 @@ export class Guard {
       return cause;
     }
     this.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
-    return new IndeterminateOutcomeError(
-      {
-        key: ref.key,
-        tool: call.tool,
-        attempt: attemptInfo.attempt,
-        fence: attemptInfo.fence,
-        reasonType: recordedCause.type,
-        reason: recordedCause.message,
-      },
-      { cause },
-    );
+    return indeterminateOutcomeError(ref.key, call.tool, attemptInfo, recordedCause, { cause });
   }
 
   /** Record a successful body's value under its holder. */
@@ -1023,17 +1002,7 @@ export class Guard {
       // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
     }
     this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    return new IndeterminateOutcomeError(
-      {
-        key: state.ref.key,
-        tool: state.call.tool,
-        attempt: attemptInfo.attempt,
-        fence: attemptInfo.fence,
-        reasonType: recorded.type,
-        reason: recorded.message,
-      },
-      { cause: error },
-    );
+    return indeterminateOutcomeError(state.ref.key, state.call.tool, attemptInfo, recorded, { cause: error });
   }
 
   /** Release; true when this holder's claim was released. */
@@ -1120,12 +1089,6 @@ class LazyAborter {
   }
 }
 
-/** A store's error as the guard reports it: toolfence errors as they are, others as unavailable. */
-function asStoreError(operation: string, error: unknown): unknown {
-  if (ToolfenceError.isInstance(error)) return error;
-  return new StoreUnavailableError(operation, describeError(error).message, { cause: error });
-}
-
 /**
  * A complete answered `stale` that this holder's own earlier try applied (its reply was lost).
  * The outcome must match too: an operator who resolved this holder's indeterminate record
@@ -1151,53 +1114,4 @@ function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {
     callId: call.callId,
     tool: call.tool,
   };
-}
-
-function safeNoEffect(policy: ResolvedPolicy, error: unknown): boolean {
-  if (policy.kind !== Idempotency.EFFECTFUL) return false;
-  try {
-    return policy.isNoEffectError(error) === true;
-  } catch {
-    // A predicate that throws cannot vouch for "no effect": stay conservative.
-    return false;
-  }
-}
-
-function describeError(error: unknown): RecordedError {
-  // Never throws: a body may throw anything (a null-prototype object, a revoked proxy, an error
-  // whose message getter throws), and a failure here must not strand the claim.
-  try {
-    if (error instanceof Error) {
-      const code = (error as { code?: unknown }).code;
-      const name = String(error.name);
-      const type = typeof code === 'string' && name === 'Error' ? code : name;
-      return { type: clean(type), message: clean(String(error.message)) };
-    }
-    return { type: typeof error, message: clean(String(error)) };
-  } catch {
-    return { type: 'Unknown', message: '<an error that cannot be printed>' };
-  }
-}
-
-/** Fit for every store: no NUL (PostgreSQL text cannot hold it), bounded, no split surrogate pair. */
-function clean(text: string): string {
-  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
-  if (withoutNul.length <= 2000) return withoutNul;
-  const cut = /[\uD800-\uDBFF]/.test(withoutNul.charAt(1999)) ? 1999 : 2000;
-  return `${withoutNul.slice(0, cut)}…`;
-}
-
-function leaseLostError(key: string, tool: string, fence: number, reason: LeaseLossReason): LeaseLostError {
-  const detail =
-    reason.kind === 'expired'
-      ? 'the store could not be reached to renew it before it expired'
-      : reason.detail === 'stale'
-        ? 'another worker took the call over with a higher fencing token'
-        : reason.detail === 'settled'
-          ? 'the record was settled by someone else'
-          : 'the record no longer exists';
-  return new LeaseLostError(
-    { key, tool, fence, reason: detail },
-    reason.kind === 'expired' ? { cause: reason.error } : undefined,
-  );
 }
