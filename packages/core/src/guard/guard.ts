@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
 import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import type { LeaseLostError } from '../errors/lease-lost-error.js';
-import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
@@ -28,7 +26,7 @@ import type {
   RecordRef,
   ResolveResult,
 } from '../store/idempotency-store.js';
-import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
+import { nameProblem } from '../store/store-input.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
 import {
   asStoreError,
@@ -38,7 +36,16 @@ import {
   recordLost,
   safeNoEffect,
 } from './call-errors.js';
-import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+import {
+  type Answer,
+  type Body,
+  type CallProgress,
+  type CallState,
+  NO_ATTEMPT,
+  SUPERSEDED,
+} from './call-state.js';
+import type { GuardEvent, GuardEventListener } from './guard-events.js';
+import { GuardRuntime } from './guard-runtime.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
 /** Options of a {@link Guard}. */
@@ -79,38 +86,14 @@ export type OperatorResolution =
   /** The effect did not happen; free the key so the call may run again. */
   | { readonly released: true };
 
-interface CallState {
-  readonly call: GuardedCall;
-  readonly policy: ResolvedPolicy;
-  readonly ref: RecordRef;
-  readonly runId: string | undefined;
-  /** Sends the followers of this call to the store (its lease is lost: it no longer leads). */
-  releaseFollowers?: () => void;
-}
-
-type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
-
 /** Pause before asking the store again for a claim whose reply was lost. */
 const CLAIM_RETRY_DELAY_MS = 25;
-
-/** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
-const SUPERSEDED = Symbol('superseded');
 
 /** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
 const RUN_AGAIN = Symbol('run again');
 
 /** Renewals tried when claim replies keep arriving after the lease view lapsed (rule G2). */
 const LATE_REPLY_ROUNDS = 3;
-
-/** What one guard.run call has done so far, across its claims (rule G1). */
-interface CallProgress {
-  /** Bodies this call has entered. */
-  executions: number;
-  /** The value this call's body returned and its encoding, once it returned one. */
-  ownResult: { readonly value: unknown; readonly encoded: string } | undefined;
-  /** Attempt and fence of the last attempt that entered the body. */
-  lastAttempt: { readonly attempt: number; readonly fence: number } | undefined;
-}
 
 /** A claim's answer and when (monotonic ms) the request that got it was sent. */
 interface SentClaim {
@@ -120,18 +103,6 @@ interface SentClaim {
 
 /** Sentinel: a followed leader settled without a recorded outcome. */
 const NO_ANSWER = Symbol('no answer');
-
-/** Attempt details of an event that concerns no known attempt. */
-const NO_ATTEMPT = { attempt: 0, fence: 0 } as const;
-
-/** What a call answered, with the encoded outcome when one is recorded in the store. */
-interface Answer<T> {
-  readonly value: T;
-  /** The outcome as recorded; undefined when nothing was recorded for this answer. */
-  readonly encoded: string | undefined;
-  readonly attempt: number;
-  readonly fence: number;
-}
 
 /**
  * An identical call in flight in this process, which later identical calls follow. The promise is
@@ -176,12 +147,9 @@ export class Guard {
   readonly store: IdempotencyStore;
   readonly tenant: string;
   private readonly defaults: PolicyDefaults;
-  private readonly onEvent: GuardEventListener | undefined;
-  private readonly codec: OutcomeCodec;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
   private readonly flights = new Map<string, Flight>();
-  private readonly instanceId = randomUUID();
-  private attemptCounter = 0;
+  private readonly runtime: GuardRuntime;
 
   /** @throws PolicyError when `defaults` are invalid. */
   constructor(options: GuardOptions) {
@@ -192,8 +160,7 @@ export class Guard {
     this.store = options.store;
     this.tenant = tenant;
     this.defaults = options.defaults ?? {};
-    this.onEvent = options.onEvent;
-    this.codec = options.codec ?? jsonOutcomeCodec;
+    this.runtime = new GuardRuntime(options.store, options.codec ?? jsonOutcomeCodec, options.onEvent);
     // Check the defaults once, where they are written.
     resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
   }
@@ -315,7 +282,7 @@ export class Guard {
     waitStartedMs: number,
   ): Promise<T | typeof NO_ANSWER> {
     const { call, policy } = state;
-    this.emit('tool.waiting', state, NO_ATTEMPT);
+    this.runtime.emit('tool.waiting', state, NO_ATTEMPT);
     const remainingMs = policy.waitTimeoutMs - (performance.now() - waitStartedMs);
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
@@ -337,13 +304,13 @@ export class Guard {
           tool: call.tool,
           waitedMs: Math.round(performance.now() - waitStartedMs),
         });
-        this.emit('tool.pending', state, NO_ATTEMPT, { error: describeError(pending) });
+        this.runtime.emit('tool.pending', state, NO_ATTEMPT, { error: describeError(pending) });
         throw pending;
       }
       if (answer === undefined || answer.encoded === undefined) return NO_ANSWER;
-      this.emit('tool.deduplicated', state, answer);
+      this.runtime.emit('tool.deduplicated', state, answer);
       // Each follower decodes its own copy: no two callers share a mutable result.
-      return this.codec.decode(answer.encoded) as T;
+      return this.runtime.codec.decode(answer.encoded) as T;
     } finally {
       clearTimeout(timer);
       if (onAbort !== undefined) call.signal?.removeEventListener('abort', onAbort);
@@ -365,7 +332,7 @@ export class Guard {
     const progress: CallProgress = { executions: 0, ownResult: undefined, lastAttempt: undefined };
     for (;;) {
       call.signal?.throwIfAborted();
-      const owner = `${this.instanceId}:${++this.attemptCounter}`;
+      const owner = this.runtime.nextOwner();
       const claimOptions: ClaimOptions = {
         tool: call.tool,
         fingerprint,
@@ -393,7 +360,7 @@ export class Guard {
         }
         if (call.signal?.aborted === true) {
           // Cancelled while the claim was in flight: the body never starts, so nothing is held.
-          await this.releaseQuietly(state.ref, holder);
+          await this.runtime.releaseQuietly(state.ref, holder);
           throw call.signal.reason;
         }
         const result = await this.execute<T>(state, holder, claim, sent.sentAtMs, body, progress);
@@ -411,14 +378,14 @@ export class Guard {
         const remainingMs = policy.waitTimeoutMs - waitedMs;
         if (remainingMs <= 0) {
           const pending = new OutcomePendingError({ key, tool: call.tool, waitedMs: Math.round(waitedMs) });
-          this.emit('tool.pending', state, claim.record, { error: describeError(pending) });
+          this.runtime.emit('tool.pending', state, claim.record, { error: describeError(pending) });
           throw pending;
         }
         if (!waitingEmitted) {
           waitingEmitted = true;
-          this.emit('tool.waiting', state, claim.record);
+          this.runtime.emit('tool.waiting', state, claim.record);
         }
-        await this.storeCall(
+        await this.runtime.storeCall(
           'waitForSettle',
           () => this.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
           call.signal,
@@ -483,21 +450,21 @@ export class Guard {
         result !== undefined &&
         (result.status === 'completed' ||
           (result.status === 'stale' && isOwnCompletion(result.record, holder, own.encoded)));
-      this.emit('tool.completed', state, attemptInfo, { recorded });
+      this.runtime.emit('tool.completed', state, attemptInfo, { recorded });
       return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
     }
     if (policy.kind === Idempotency.EFFECTFUL) {
-      throw await this.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
+      throw await this.runtime.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
     }
     if (progress.executions >= policy.maxAttempts) {
-      await this.releaseQuietly(ref, holder);
+      await this.runtime.releaseQuietly(ref, holder);
       const error = new ExecutionAbandonedError({
         key: ref.key,
         tool: call.tool,
         attempt: progress.executions,
         fence: claim.fence,
       });
-      this.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
+      this.runtime.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
       throw error;
     }
     return RUN_AGAIN;
@@ -528,14 +495,14 @@ export class Guard {
     }
     const storeResolution = released
       ? ({ released: true } as const)
-      : { outcome: this.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined) };
-    return this.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
+      : { outcome: this.runtime.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined) };
+    return this.runtime.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
   }
 
   /** Operator: read the record of a key (null when absent). @throws StoreUnavailableError */
   async inspect(key: string, options: { tenant?: string } = {}): Promise<IdempotencyRecord | null> {
     const ref = { tenant: options.tenant ?? this.tenant, key };
-    return this.storeCall('get', () => this.store.get(ref));
+    return this.runtime.storeCall('get', () => this.store.get(ref));
   }
 
   private policyOf(policy: IdempotencyPolicy, tool: string): ResolvedPolicy {
@@ -580,19 +547,19 @@ export class Guard {
     switch (claim.status) {
       case 'completed': {
         const encoded = record.outcome ?? '';
-        const value = this.decodeOutcome(encoded, tool) as T;
-        this.emit('tool.deduplicated', state, record);
+        const value = this.runtime.decodeOutcome(encoded, tool) as T;
+        this.runtime.emit('tool.deduplicated', state, record);
         return { value, encoded, attempt: record.attempt, fence: record.fence };
       }
       case 'conflict':
         throw new IdempotencyConflictError(key, tool, record.tool);
       case 'indeterminate': {
         const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
-        this.emit('tool.indeterminate', state, record, { error });
+        this.runtime.emit('tool.indeterminate', state, record, { error });
         throw indeterminateOutcomeError(key, tool, record, error);
       }
       case 'abandoned':
-        this.emit('tool.abandoned', state, record, { error: record.error });
+        this.runtime.emit('tool.abandoned', state, record, { error: record.error });
         throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
     }
   }
@@ -612,7 +579,7 @@ export class Guard {
     let leaseFromMs = sentAtMs;
     for (let round = 0; performance.now() >= leaseFromMs + policy.leaseMs; round++) {
       if (round === LATE_REPLY_ROUNDS) {
-        await this.releaseQuietly(ref, holder);
+        await this.runtime.releaseQuietly(ref, holder);
         throw new StoreUnavailableError(
           'claim',
           `the store answered later than the lease (${policy.leaseMs} ms) ${LATE_REPLY_ROUNDS} times; the body was not started`,
@@ -623,7 +590,7 @@ export class Guard {
       try {
         renewed = await this.store.renew(ref, holder, policy.leaseMs);
       } catch (error) {
-        await this.releaseQuietly(ref, holder);
+        await this.runtime.releaseQuietly(ref, holder);
         throw asStoreError('renew', error);
       }
       if (renewed.status !== 'renewed') return SUPERSEDED;
@@ -680,7 +647,7 @@ export class Guard {
           if (bodySettled) return;
           leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
           state.releaseFollowers?.();
-          this.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
+          this.runtime.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
           aborter.abort(leaseLost);
           const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
           grace.unref();
@@ -715,7 +682,7 @@ export class Guard {
         callId: call.callId,
         tool: call.tool,
       };
-      this.emit('tool.started', state, attemptInfo, { takeover: claim.takeover });
+      this.runtime.emit('tool.started', state, attemptInfo, { takeover: claim.takeover });
       progress.executions++;
       progress.lastAttempt = attemptInfo;
       bodyPromise = Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
@@ -774,12 +741,12 @@ export class Guard {
         return SUPERSEDED;
       }
       if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
-        this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
-        const released = await this.releaseQuietly(ref, holder);
+        this.runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+        const released = await this.runtime.releaseQuietly(ref, holder);
         if (!released && leaseLost !== undefined) return SUPERSEDED;
         throw error;
       }
-      throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+      throw await this.runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
     } finally {
       if (!keepLease) keeper.stop();
     }
@@ -821,12 +788,12 @@ export class Guard {
         async (value) => {
           settledInTime = true;
           clearTimeout(grace);
-          const encoded = this.encodeOutcome(value, call.tool);
+          const encoded = this.runtime.encodeOutcome(value, call.tool);
           const result = await this.store.complete(ref, holder, encoded, policy.retentionMs);
           const recorded =
             result.status === 'completed' ||
             (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded));
-          this.emit(
+          this.runtime.emit(
             recorded ? 'tool.completed' : 'tool.stale_result',
             state,
             attemptInfo,
@@ -837,7 +804,7 @@ export class Guard {
           settledInTime = true;
           clearTimeout(grace);
           if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
-            await this.releaseQuietly(ref, holder);
+            await this.runtime.releaseQuietly(ref, holder);
           } else {
             await this.store.markIndeterminate(ref, holder, describeError(error), policy.retentionMs);
           }
@@ -850,16 +817,16 @@ export class Guard {
             .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
             .catch(() => undefined);
         } else {
-          await this.releaseQuietly(ref, holder);
+          await this.runtime.releaseQuietly(ref, holder);
         }
       })
       .finally(() => keeper.stop());
 
     if (policy.kind === Idempotency.IDEMPOTENT) {
-      this.emit('tool.failed', state, attemptInfo, { error: recordedCause, durationMs });
+      this.runtime.emit('tool.failed', state, attemptInfo, { error: recordedCause, durationMs });
       return cause;
     }
-    this.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
+    this.runtime.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
     return indeterminateOutcomeError(ref.key, call.tool, attemptInfo, recordedCause, { cause });
   }
 
@@ -876,22 +843,22 @@ export class Guard {
     let encoded: string;
     let result: CompleteResult;
     try {
-      encoded = this.encodeOutcome(value, state.call.tool);
+      encoded = this.runtime.encodeOutcome(value, state.call.tool);
       result = await this.completeWithRetry(ref, holder, encoded, policy.retentionMs);
     } catch (error) {
       if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
         // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
         // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
-        this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
+        this.runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
         return { value, encoded: undefined, ...attemptInfo };
       }
       // Rule G5: no store can hold this outcome (the codec failed, or the store refused it).
       // Settle at once the way the kind requires; never leave it to the lease.
       if (policy.kind === Idempotency.EFFECTFUL) {
-        throw await this.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+        throw await this.runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
       }
-      this.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
-      await this.releaseQuietly(ref, holder);
+      this.runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+      await this.runtime.releaseQuietly(ref, holder);
       throw error;
     }
     if (
@@ -899,13 +866,13 @@ export class Guard {
       (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded))
     ) {
       // A retried complete whose first try was applied (its reply lost) finds its own outcome.
-      this.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
+      this.runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
       return { value, encoded, ...attemptInfo };
     }
     // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
     // by the store). Rule G1: the caller asks the store again, and never runs the body again;
     // the value it knows is recorded in a new life if the key is free.
-    this.emit('tool.stale_result', state, attemptInfo, { durationMs });
+    this.runtime.emit('tool.stale_result', state, attemptInfo, { durationMs });
     progress.ownResult = { value, encoded };
     return SUPERSEDED;
   }
@@ -925,40 +892,6 @@ export class Guard {
     throw asStoreError('complete', lastError);
   }
 
-  /** Encode with the codec; any failure is an {@link OutcomeEncodingError}. */
-  private encodeOutcome(value: unknown, tool: string | undefined): string {
-    let encoded: unknown;
-    try {
-      encoded = this.codec.encode(value);
-    } catch (error) {
-      throw new OutcomeEncodingError('encode', describeError(error).message, { tool, cause: error });
-    }
-    if (typeof encoded !== 'string') {
-      throw new OutcomeEncodingError('encode', `the codec returned a ${typeof encoded}, not a string`, {
-        tool,
-      });
-    }
-    if (encoded.length > MAX_OUTCOME_LENGTH || !isWellFormedText(encoded)) {
-      throw new OutcomeEncodingError(
-        'encode',
-        encoded.length > MAX_OUTCOME_LENGTH
-          ? `the encoded outcome has ${encoded.length} characters, more than ${MAX_OUTCOME_LENGTH}`
-          : 'the codec returned a string with a lone surrogate, which no store can keep byte for byte',
-        { tool },
-      );
-    }
-    return encoded;
-  }
-
-  /** Decode a recorded outcome; any failure is an {@link OutcomeEncodingError}. */
-  private decodeOutcome(encoded: string, tool: string): unknown {
-    try {
-      return this.codec.decode(encoded);
-    } catch (error) {
-      throw new OutcomeEncodingError('decode', describeError(error).message, { tool, cause: error });
-    }
-  }
-
   /** A superseded attempt that still returns: try to record it; a stale one is reported. */
   private recordLate<T>(
     state: CallState,
@@ -972,13 +905,13 @@ export class Guard {
           const result = await this.store.complete(
             state.ref,
             holder,
-            this.encodeOutcome(value, state.call.tool),
+            this.runtime.encodeOutcome(value, state.call.tool),
             state.policy.retentionMs,
           );
           if (result.status === 'completed') {
-            this.emit('tool.completed', state, attemptInfo, { recorded: true });
+            this.runtime.emit('tool.completed', state, attemptInfo, { recorded: true });
           } else {
-            this.emit('tool.stale_result', state, attemptInfo);
+            this.runtime.emit('tool.stale_result', state, attemptInfo);
           }
         } catch {
           // Nothing more can be done for a late result the store will not take.
@@ -986,77 +919,6 @@ export class Guard {
       },
       () => undefined,
     );
-  }
-
-  private async markIndeterminate(
-    state: CallState,
-    holder: Holder,
-    error: unknown,
-    durationMs: number,
-    attemptInfo: { attempt: number; fence: number },
-  ): Promise<IndeterminateOutcomeError> {
-    const recorded = describeError(error);
-    try {
-      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
-    } catch {
-      // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
-    }
-    this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    return indeterminateOutcomeError(state.ref.key, state.call.tool, attemptInfo, recorded, { cause: error });
-  }
-
-  /** Release; true when this holder's claim was released. */
-  private async releaseQuietly(ref: RecordRef, holder: Holder): Promise<boolean> {
-    try {
-      return (await this.store.release(ref, holder)).status === 'released';
-    } catch {
-      // Unreleased: the lease expires and the key is taken over as a lost attempt.
-      return false;
-    }
-  }
-
-  private async storeCall<R>(operation: string, fn: () => Promise<R>, signal?: AbortSignal): Promise<R> {
-    try {
-      return await fn();
-    } catch (error) {
-      // The caller's own cancellation is not a store failure.
-      if (signal?.aborted === true && error === signal.reason) throw error;
-      throw asStoreError(operation, error);
-    }
-  }
-
-  private emit(
-    type: GuardEventType,
-    state: CallState,
-    attempt: { attempt: number; fence: number },
-    extra: Partial<GuardEvent> = {},
-  ): void {
-    if (this.onEvent === undefined) return;
-    const event: GuardEvent = {
-      type,
-      key: state.ref.key,
-      tool: state.call.tool,
-      tenant: state.ref.tenant,
-      runId: state.runId,
-      callId: state.call.callId,
-      attempt: attempt.attempt,
-      fence: attempt.fence,
-      timeMs: Date.now(),
-      ...extra,
-    };
-    try {
-      const returned: unknown = this.onEvent(event);
-      // An async listener's rejection must not become an unhandled rejection either.
-      if (
-        returned !== null &&
-        typeof returned === 'object' &&
-        typeof (returned as PromiseLike<unknown>).then === 'function'
-      ) {
-        (returned as PromiseLike<unknown>).then(undefined, () => undefined);
-      }
-    } catch {
-      // A listener must not change the outcome of a call.
-    }
   }
 }
 
