@@ -47,6 +47,7 @@ import {
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { completeWithRetry, isRecorded, recordOutcome } from './outcome-recording.js';
 
 /** Options of a {@link Guard}. */
 export interface GuardOptions {
@@ -442,14 +443,11 @@ export class Guard {
     if (own !== undefined) {
       let result: CompleteResult | undefined;
       try {
-        result = await this.completeWithRetry(ref, holder, own.encoded, policy.retentionMs);
+        result = await completeWithRetry(this.runtime, ref, holder, own.encoded, policy.retentionMs);
       } catch {
         result = undefined;
       }
-      const recorded =
-        result !== undefined &&
-        (result.status === 'completed' ||
-          (result.status === 'stale' && isOwnCompletion(result.record, holder, own.encoded)));
+      const recorded = result !== undefined && isRecorded(result, holder, own.encoded);
       this.runtime.emit('tool.completed', state, attemptInfo, { recorded });
       return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
     }
@@ -732,7 +730,15 @@ export class Guard {
       }
 
       if (settlement.ok) {
-        return await this.record(state, holder, settlement.value, durationMs, attemptInfo, progress);
+        return await recordOutcome(
+          this.runtime,
+          state,
+          holder,
+          settlement.value,
+          durationMs,
+          attemptInfo,
+          progress,
+        );
       }
 
       const error = settlement.error;
@@ -790,9 +796,7 @@ export class Guard {
           clearTimeout(grace);
           const encoded = this.runtime.encodeOutcome(value, call.tool);
           const result = await this.store.complete(ref, holder, encoded, policy.retentionMs);
-          const recorded =
-            result.status === 'completed' ||
-            (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded));
+          const recorded = isRecorded(result, holder, encoded);
           this.runtime.emit(
             recorded ? 'tool.completed' : 'tool.stale_result',
             state,
@@ -828,68 +832,6 @@ export class Guard {
     }
     this.runtime.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
     return indeterminateOutcomeError(ref.key, call.tool, attemptInfo, recordedCause, { cause });
-  }
-
-  /** Record a successful body's value under its holder. */
-  private async record<T>(
-    state: CallState,
-    holder: Holder,
-    value: T,
-    durationMs: number,
-    attemptInfo: { attempt: number; fence: number },
-    progress: CallProgress,
-  ): Promise<Answer<T> | typeof SUPERSEDED> {
-    const { ref, policy } = state;
-    let encoded: string;
-    let result: CompleteResult;
-    try {
-      encoded = this.runtime.encodeOutcome(value, state.call.tool);
-      result = await this.completeWithRetry(ref, holder, encoded, policy.retentionMs);
-    } catch (error) {
-      if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
-        // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
-        // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
-        this.runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
-        return { value, encoded: undefined, ...attemptInfo };
-      }
-      // Rule G5: no store can hold this outcome (the codec failed, or the store refused it).
-      // Settle at once the way the kind requires; never leave it to the lease.
-      if (policy.kind === Idempotency.EFFECTFUL) {
-        throw await this.runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
-      }
-      this.runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
-      await this.runtime.releaseQuietly(ref, holder);
-      throw error;
-    }
-    if (
-      result.status === 'completed' ||
-      (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded))
-    ) {
-      // A retried complete whose first try was applied (its reply lost) finds its own outcome.
-      this.runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
-      return { value, encoded, ...attemptInfo };
-    }
-    // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
-    // by the store). Rule G1: the caller asks the store again, and never runs the body again;
-    // the value it knows is recorded in a new life if the key is free.
-    this.runtime.emit('tool.stale_result', state, attemptInfo, { durationMs });
-    progress.ownResult = { value, encoded };
-    return SUPERSEDED;
-  }
-
-  /** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
-  private async completeWithRetry(ref: RecordRef, holder: Holder, encoded: string, retentionMs: number) {
-    let lastError: unknown;
-    for (const delayMs of [0, 50, 250]) {
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      try {
-        return await this.store.complete(ref, holder, encoded, retentionMs);
-      } catch (error) {
-        if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
-        lastError = error;
-      }
-    }
-    throw asStoreError('complete', lastError);
   }
 
   /** A superseded attempt that still returns: try to record it; a stale one is reported. */
@@ -949,20 +891,6 @@ class LazyAborter {
     this.reason = reason;
     this.controller?.abort(reason);
   }
-}
-
-/**
- * A complete answered `stale` that this holder's own earlier try applied (its reply was lost).
- * The outcome must match too: an operator who resolved this holder's indeterminate record
- * recorded another outcome under the same fence and owner (found by the spin model).
- */
-function isOwnCompletion(record: IdempotencyRecord, holder: Holder, encoded: string): boolean {
-  return (
-    record.state === 'completed' &&
-    record.fence === holder.fence &&
-    record.owner === holder.owner &&
-    record.outcome === encoded
-  );
 }
 
 function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {
