@@ -2,6 +2,7 @@ import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
 import type { ToolCallContext } from './call-context.js';
 import type { GuardedCall } from './guard.js';
+import type { Flight } from './in-flight-calls.js';
 
 // The vocabulary the parts of the guard share: one call, what it has done, what it answers.
 
@@ -11,8 +12,8 @@ export interface CallState {
   readonly policy: ResolvedPolicy;
   readonly ref: RecordRef;
   readonly runId: string | undefined;
-  /** Sends the followers of this call to the store (its lease is lost: it no longer leads). */
-  releaseFollowers?: () => void;
+  /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
+  flight: Flight | undefined;
 }
 
 /** A guarded tool's body. */

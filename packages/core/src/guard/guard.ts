@@ -46,6 +46,7 @@ import {
 } from './call-state.js';
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
+import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { completeWithRetry, isRecorded, recordOutcome } from './outcome-recording.js';
 
@@ -100,35 +101,6 @@ const LATE_REPLY_ROUNDS = 3;
 interface SentClaim {
   readonly claim: ClaimResult;
   readonly sentAtMs: number;
-}
-
-/** Sentinel: a followed leader settled without a recorded outcome. */
-const NO_ANSWER = Symbol('no answer');
-
-/**
- * An identical call in flight in this process, which later identical calls follow. The promise is
- * made only when a first follower arrives: a call nobody follows allocates nothing for it.
- */
-class Flight {
-  private promise: Promise<Answer<unknown> | undefined> | undefined;
-  private resolvePromise: ((answer: Answer<unknown> | undefined) => void) | undefined;
-  private settled = false;
-  private answer: Answer<unknown> | undefined;
-
-  get done(): Promise<Answer<unknown> | undefined> {
-    if (this.settled) return Promise.resolve(this.answer);
-    this.promise ??= new Promise((resolve) => {
-      this.resolvePromise = resolve;
-    });
-    return this.promise;
-  }
-
-  finish(answer: Answer<unknown> | undefined): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.answer = answer;
-    this.resolvePromise?.(answer);
-  }
 }
 
 /**
@@ -237,7 +209,7 @@ export class Guard {
           `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
       );
     }
-    const state: CallState = { call, policy, ref: { tenant, key }, runId };
+    const state: CallState = { call, policy, ref: { tenant, key }, runId, flight: undefined };
     const waitStartedMs = performance.now();
 
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
@@ -245,18 +217,14 @@ export class Guard {
     const flightKey = `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`;
     const leader = this.flights.get(flightKey);
     if (leader !== undefined) {
-      const followed = await this.follow<T>(state, leader, waitStartedMs);
+      const followed = await follow<T>(this.runtime, state, leader, waitStartedMs);
       if (followed !== NO_ANSWER) return followed;
       // The leader settled without a recorded outcome (it failed, or its result went unrecorded):
       // ask the store as any caller would.
       return (await this.claimLoop<T>(state, fingerprint, checkFingerprint, body, waitStartedMs, true)).value;
     }
-    const flight = new Flight();
-    this.flights.set(flightKey, flight);
-    state.releaseFollowers = () => {
-      if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
-      flight.finish(undefined);
-    };
+    const flight = new Flight(this.flights, flightKey);
+    state.flight = flight;
     try {
       const answer = await this.claimLoop<T>(
         state,
@@ -272,49 +240,7 @@ export class Guard {
       flight.finish(undefined);
       throw error;
     } finally {
-      if (this.flights.get(flightKey) === flight) this.flights.delete(flightKey);
-    }
-  }
-
-  /** Wait for the leader of an identical in-flight call; NO_ANSWER when it recorded no outcome. */
-  private async follow<T>(
-    state: CallState,
-    leader: Flight,
-    waitStartedMs: number,
-  ): Promise<T | typeof NO_ANSWER> {
-    const { call, policy } = state;
-    this.runtime.emit('tool.waiting', state, NO_ATTEMPT);
-    const remainingMs = policy.waitTimeoutMs - (performance.now() - waitStartedMs);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    try {
-      const answer = await Promise.race([
-        leader.done,
-        new Promise<'timeout'>((resolve, reject) => {
-          timer = setTimeout(() => resolve('timeout'), Math.max(0, remainingMs));
-          if (call.signal !== undefined) {
-            call.signal.throwIfAborted();
-            onAbort = () => reject(call.signal?.reason);
-            call.signal.addEventListener('abort', onAbort, { once: true });
-          }
-        }),
-      ]);
-      if (answer === 'timeout') {
-        const pending = new OutcomePendingError({
-          key: state.ref.key,
-          tool: call.tool,
-          waitedMs: Math.round(performance.now() - waitStartedMs),
-        });
-        this.runtime.emit('tool.pending', state, NO_ATTEMPT, { error: describeError(pending) });
-        throw pending;
-      }
-      if (answer === undefined || answer.encoded === undefined) return NO_ANSWER;
-      this.runtime.emit('tool.deduplicated', state, answer);
-      // Each follower decodes its own copy: no two callers share a mutable result.
-      return this.runtime.codec.decode(answer.encoded) as T;
-    } finally {
-      clearTimeout(timer);
-      if (onAbort !== undefined) call.signal?.removeEventListener('abort', onAbort);
+      flight.land();
     }
   }
 
@@ -644,7 +570,7 @@ export class Guard {
           // Once the body settled, the store's answer to complete/release decides what happened.
           if (bodySettled) return;
           leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
-          state.releaseFollowers?.();
+          state.flight?.release();
           this.runtime.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
           aborter.abort(leaseLost);
           const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
