@@ -3,10 +3,8 @@ import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js'
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
-import type { LeaseLostError } from '../errors/lease-lost-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
-import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
 import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
 import {
@@ -27,15 +25,9 @@ import type {
   ResolveResult,
 } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
+import { runAttempt } from './attempt.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
-import {
-  asStoreError,
-  describeError,
-  indeterminateOutcomeError,
-  leaseLostError,
-  recordLost,
-  safeNoEffect,
-} from './call-errors.js';
+import { asStoreError, describeError, indeterminateOutcomeError, recordLost } from './call-errors.js';
 import {
   type Answer,
   type Body,
@@ -47,8 +39,7 @@ import {
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
-import { LeaseKeeper } from './lease-keeper.js';
-import { completeWithRetry, isRecorded, recordOutcome } from './outcome-recording.js';
+import { completeWithRetry, isRecorded } from './outcome-recording.js';
 
 /** Options of a {@link Guard}. */
 export interface GuardOptions {
@@ -93,9 +84,6 @@ const CLAIM_RETRY_DELAY_MS = 25;
 
 /** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
 const RUN_AGAIN = Symbol('run again');
-
-/** Renewals tried when claim replies keep arriving after the lease view lapsed (rule G2). */
-const LATE_REPLY_ROUNDS = 3;
 
 /** A claim's answer and when (monotonic ms) the request that got it was sent. */
 interface SentClaim {
@@ -290,7 +278,7 @@ export class Guard {
           await this.runtime.releaseQuietly(state.ref, holder);
           throw call.signal.reason;
         }
-        const result = await this.execute<T>(state, holder, claim, sent.sentAtMs, body, progress);
+        const result = await runAttempt<T>(this.runtime, state, holder, claim, sent.sentAtMs, body, progress);
         if (result !== SUPERSEDED) return result;
         continue;
       }
@@ -486,336 +474,6 @@ export class Guard {
         this.runtime.emit('tool.abandoned', state, record, { error: record.error });
         throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
     }
-  }
-
-  /**
-   * Rule G2: the body is entered only while this worker's view of its lease is live, counted
-   * from when the claim was SENT. A reply that arrives after that view lapsed is checked with a
-   * renewal first. Returns when the lease view starts (monotonic ms), or SUPERSEDED when the
-   * claim was lost before the body was entered (the caller then asks as a fresh caller).
-   */
-  private async confirmLease(
-    state: CallState,
-    holder: Holder,
-    sentAtMs: number,
-  ): Promise<number | typeof SUPERSEDED> {
-    const { ref, policy } = state;
-    let leaseFromMs = sentAtMs;
-    for (let round = 0; performance.now() >= leaseFromMs + policy.leaseMs; round++) {
-      if (round === LATE_REPLY_ROUNDS) {
-        await this.runtime.releaseQuietly(ref, holder);
-        throw new StoreUnavailableError(
-          'claim',
-          `the store answered later than the lease (${policy.leaseMs} ms) ${LATE_REPLY_ROUNDS} times; the body was not started`,
-        );
-      }
-      const renewSentAtMs = performance.now();
-      let renewed: Awaited<ReturnType<IdempotencyStore['renew']>>;
-      try {
-        renewed = await this.store.renew(ref, holder, policy.leaseMs);
-      } catch (error) {
-        await this.runtime.releaseQuietly(ref, holder);
-        throw asStoreError('renew', error);
-      }
-      if (renewed.status !== 'renewed') return SUPERSEDED;
-      leaseFromMs = renewSentAtMs;
-    }
-    return leaseFromMs;
-  }
-
-  /** Run the body as the holder; record or handle its result. */
-  private async execute<T>(
-    state: CallState,
-    holder: Holder,
-    claim: Extract<ClaimResult, { status: 'acquired' }>,
-    claimSentAtMs: number,
-    body: Body<T>,
-    progress: CallProgress,
-  ): Promise<Answer<T> | typeof SUPERSEDED> {
-    const { call, policy, ref } = state;
-    const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
-    const leaseFromMs = await this.confirmLease(state, holder, claimSentAtMs);
-    if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
-    // The body's signal is made only when the body reads it (an AbortSignal is costly to make):
-    // an abort before that is remembered and applied when it is made.
-    const aborter = new LazyAborter(call.signal);
-    let leaseLost: LeaseLostError | undefined;
-    let interruption: { readonly kind: 'timeout' | 'abort'; readonly error: unknown } | undefined;
-    let timeoutTimer: NodeJS.Timeout | undefined;
-    let keeper: LeaseKeeper | undefined;
-    let bodyPromise: Promise<T>;
-    let bodySettled = false;
-    let onCallerAbort: (() => void) | undefined;
-    const startedMs = performance.now();
-
-    // Interruptions the caller is answered at once for: a timeout and the caller's own abort
-    // (rule G4); a lost lease after a grace of waitTimeoutMs for the body to notice its signal.
-    let interrupt!: (reason: 'interrupted' | 'lease') => void;
-    const interrupted = new Promise<'interrupted' | 'lease'>((resolve) => {
-      interrupt = resolve;
-    });
-    const stopWatching = () => {
-      clearTimeout(timeoutTimer);
-      if (onCallerAbort !== undefined) call.signal?.removeEventListener('abort', onCallerAbort);
-    };
-
-    try {
-      keeper = new LeaseKeeper(
-        this.store,
-        ref,
-        holder,
-        policy.leaseMs,
-        policy.heartbeatMs,
-        (reason) => {
-          // Once the body settled, the store's answer to complete/release decides what happened.
-          if (bodySettled) return;
-          leaseLost = leaseLostError(ref.key, call.tool, holder.fence, reason);
-          state.flight?.release();
-          this.runtime.emit('tool.fenced', state, attemptInfo, { error: describeError(leaseLost) });
-          aborter.abort(leaseLost);
-          const grace = setTimeout(() => interrupt('lease'), policy.waitTimeoutMs);
-          grace.unref();
-        },
-        leaseFromMs,
-      );
-      if (policy.timeoutMs !== undefined) {
-        timeoutTimer = setTimeout(() => {
-          const error = new ToolTimeoutError(call.tool, policy.timeoutMs as number);
-          interruption ??= { kind: 'timeout', error };
-          aborter.abort(error);
-          interrupt('interrupted');
-        }, policy.timeoutMs);
-      }
-      const callerSignal = call.signal;
-      if (callerSignal !== undefined) {
-        onCallerAbort = () => {
-          interruption ??= { kind: 'abort', error: callerSignal.reason };
-          interrupt('interrupted');
-        };
-        callerSignal.addEventListener('abort', onCallerAbort, { once: true });
-      }
-      const context: ToolCallContext = {
-        idempotencyKey: ref.key,
-        attempt: claim.attempt,
-        fence: claim.fence,
-        get signal() {
-          return aborter.signal;
-        },
-        tenant: ref.tenant,
-        runId: state.runId,
-        callId: call.callId,
-        tool: call.tool,
-      };
-      this.runtime.emit('tool.started', state, attemptInfo, { takeover: claim.takeover });
-      progress.executions++;
-      progress.lastAttempt = attemptInfo;
-      bodyPromise = Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
-    } catch (error) {
-      // Failed before the body could start: never leave the claim behind.
-      keeper?.stop();
-      stopWatching();
-      await this.store.release(ref, holder).catch(() => undefined);
-      throw error;
-    }
-
-    type Settlement =
-      | { ok: true; value: T }
-      | { ok: false; error: unknown }
-      | { interrupted: 'interrupted' | 'lease' };
-    const settlement: Settlement = await Promise.race([
-      bodyPromise.then(
-        (value) => ({ ok: true as const, value }),
-        (error: unknown) => ({ ok: false as const, error }),
-      ),
-      interrupted.then((reason) => ({ interrupted: reason })),
-    ]);
-    stopWatching();
-    bodySettled = !('interrupted' in settlement) || settlement.interrupted === 'lease';
-    const durationMs = Math.round(performance.now() - startedMs);
-    // The lease is kept (renewed) until the outcome is recorded or the claim given up: a slow
-    // store must not let another worker take over a call that already ran.
-    let keepLease = false;
-    try {
-      if ('interrupted' in settlement) {
-        if (settlement.interrupted === 'lease') {
-          // The body ignored its signal past the grace period: record late if it ever returns,
-          // and answer this caller with the current holder's outcome.
-          this.recordLate(state, holder, bodyPromise, attemptInfo);
-          return SUPERSEDED;
-        }
-        keepLease = true;
-        throw this.answerInterruption(
-          state,
-          holder,
-          bodyPromise,
-          attemptInfo,
-          keeper,
-          interruption,
-          durationMs,
-        );
-      }
-
-      if (settlement.ok) {
-        return await recordOutcome(
-          this.runtime,
-          state,
-          holder,
-          settlement.value,
-          durationMs,
-          attemptInfo,
-          progress,
-        );
-      }
-
-      const error = settlement.error;
-      if (leaseLost !== undefined && error === leaseLost) {
-        // The body honoured the lost lease: the current holder's answer is this caller's answer.
-        return SUPERSEDED;
-      }
-      if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
-        this.runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
-        const released = await this.runtime.releaseQuietly(ref, holder);
-        if (!released && leaseLost !== undefined) return SUPERSEDED;
-        throw error;
-      }
-      throw await this.runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
-    } finally {
-      if (!keepLease) keeper.stop();
-    }
-  }
-
-  /**
-   * Rule G4: a timeout or the caller's abort while the body runs is answered at once. The claim is
-   * kept (and renewed) until the body settles and is then settled as usual, so a retry waits and
-   * replays instead of running beside it. EFFECTFUL: unknown to this caller; if the body has not
-   * settled `waitTimeoutMs` later the record is marked indeterminate (a late value still completes
-   * it). Returns the error to throw.
-   */
-  private answerInterruption<T>(
-    state: CallState,
-    holder: Holder,
-    bodyPromise: Promise<T>,
-    attemptInfo: { attempt: number; fence: number },
-    keeper: LeaseKeeper,
-    interruption: { readonly kind: 'timeout' | 'abort'; readonly error: unknown } | undefined,
-    durationMs: number,
-  ): unknown {
-    const { policy, ref, call } = state;
-    const cause = interruption?.error;
-    const recordedCause = describeError(cause);
-    let settledInTime = false;
-    let grace: NodeJS.Timeout | undefined;
-    if (policy.kind === Idempotency.EFFECTFUL) {
-      grace = setTimeout(() => {
-        if (settledInTime) return;
-        void this.store
-          .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
-          .catch(() => undefined)
-          .finally(() => keeper.stop());
-      }, policy.waitTimeoutMs);
-      grace.unref();
-    }
-    bodyPromise
-      .then(
-        async (value) => {
-          settledInTime = true;
-          clearTimeout(grace);
-          const encoded = this.runtime.encodeOutcome(value, call.tool);
-          const result = await this.store.complete(ref, holder, encoded, policy.retentionMs);
-          const recorded = isRecorded(result, holder, encoded);
-          this.runtime.emit(
-            recorded ? 'tool.completed' : 'tool.stale_result',
-            state,
-            attemptInfo,
-            recorded ? { recorded } : {},
-          );
-        },
-        async (error: unknown) => {
-          settledInTime = true;
-          clearTimeout(grace);
-          if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
-            await this.runtime.releaseQuietly(ref, holder);
-          } else {
-            await this.store.markIndeterminate(ref, holder, describeError(error), policy.retentionMs);
-          }
-        },
-      )
-      .catch(async () => {
-        // Unrecordable (the codec or the store refused it): settle the way the kind requires.
-        if (policy.kind === Idempotency.EFFECTFUL) {
-          await this.store
-            .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
-            .catch(() => undefined);
-        } else {
-          await this.runtime.releaseQuietly(ref, holder);
-        }
-      })
-      .finally(() => keeper.stop());
-
-    if (policy.kind === Idempotency.IDEMPOTENT) {
-      this.runtime.emit('tool.failed', state, attemptInfo, { error: recordedCause, durationMs });
-      return cause;
-    }
-    this.runtime.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
-    return indeterminateOutcomeError(ref.key, call.tool, attemptInfo, recordedCause, { cause });
-  }
-
-  /** A superseded attempt that still returns: try to record it; a stale one is reported. */
-  private recordLate<T>(
-    state: CallState,
-    holder: Holder,
-    bodyPromise: Promise<T>,
-    attemptInfo: { attempt: number; fence: number },
-  ): void {
-    bodyPromise.then(
-      async (value) => {
-        try {
-          const result = await this.store.complete(
-            state.ref,
-            holder,
-            this.runtime.encodeOutcome(value, state.call.tool),
-            state.policy.retentionMs,
-          );
-          if (result.status === 'completed') {
-            this.runtime.emit('tool.completed', state, attemptInfo, { recorded: true });
-          } else {
-            this.runtime.emit('tool.stale_result', state, attemptInfo);
-          }
-        } catch {
-          // Nothing more can be done for a late result the store will not take.
-        }
-      },
-      () => undefined,
-    );
-  }
-}
-
-/** An abort signal made on first use, that still carries an abort that came before. */
-class LazyAborter {
-  private controller: AbortController | undefined;
-  private combined: AbortSignal | undefined;
-  private aborted = false;
-  private reason: unknown;
-
-  constructor(private readonly callerSignal: AbortSignal | undefined) {}
-
-  get signal(): AbortSignal {
-    if (this.combined === undefined) {
-      this.controller = new AbortController();
-      if (this.aborted) this.controller.abort(this.reason);
-      this.combined =
-        this.callerSignal === undefined
-          ? this.controller.signal
-          : AbortSignal.any([this.controller.signal, this.callerSignal]);
-    }
-    return this.combined;
-  }
-
-  abort(reason: unknown): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.reason = reason;
-    this.controller?.abort(reason);
   }
 }
 
