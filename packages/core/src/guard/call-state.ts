@@ -12,6 +12,11 @@ export interface CallState {
   readonly policy: ResolvedPolicy;
   readonly ref: RecordRef;
   readonly runId: string | undefined;
+  /** What the store compares to tell a reused key with other arguments (the key itself when unchecked). */
+  readonly fingerprint: string;
+  readonly checkFingerprint: boolean;
+  /** When the call began (monotonic ms): `waitTimeoutMs` counts from here. */
+  readonly waitStartedMs: number;
   /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
   flight: Flight | undefined;
 }

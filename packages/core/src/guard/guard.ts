@@ -1,11 +1,6 @@
 import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
-import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
-import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
-import { OutcomePendingError } from '../errors/outcome-pending-error.js';
-import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
-import { ToolfenceError } from '../errors/toolfence-error.js';
 import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
 import {
   Idempotency,
@@ -14,32 +9,14 @@ import {
   type ResolvedPolicy,
   resolvePolicy,
 } from '../policy/idempotency-policy.js';
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  Holder,
-  IdempotencyRecord,
-  IdempotencyStore,
-  RecordRef,
-  ResolveResult,
-} from '../store/idempotency-store.js';
+import type { IdempotencyRecord, IdempotencyStore, ResolveResult } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
-import { runAttempt } from './attempt.js';
 import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
-import { asStoreError, describeError, indeterminateOutcomeError, recordLost } from './call-errors.js';
-import {
-  type Answer,
-  type Body,
-  type CallProgress,
-  type CallState,
-  NO_ATTEMPT,
-  SUPERSEDED,
-} from './call-state.js';
+import type { Body, CallState } from './call-state.js';
+import { claimLoop } from './claim-loop.js';
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
-import { completeWithRetry, isRecorded } from './outcome-recording.js';
 
 /** Options of a {@link Guard}. */
 export interface GuardOptions {
@@ -78,18 +55,6 @@ export type OperatorResolution =
   | { readonly outcome: unknown }
   /** The effect did not happen; free the key so the call may run again. */
   | { readonly released: true };
-
-/** Pause before asking the store again for a claim whose reply was lost. */
-const CLAIM_RETRY_DELAY_MS = 25;
-
-/** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
-const RUN_AGAIN = Symbol('run again');
-
-/** A claim's answer and when (monotonic ms) the request that got it was sent. */
-interface SentClaim {
-  readonly claim: ClaimResult;
-  readonly sentAtMs: number;
-}
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
@@ -197,8 +162,17 @@ export class Guard {
           `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
       );
     }
-    const state: CallState = { call, policy, ref: { tenant, key }, runId, flight: undefined };
     const waitStartedMs = performance.now();
+    const state: CallState = {
+      call,
+      policy,
+      ref: { tenant, key },
+      runId,
+      fingerprint,
+      checkFingerprint,
+      waitStartedMs,
+      flight: undefined,
+    };
 
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
@@ -209,19 +183,12 @@ export class Guard {
       if (followed !== NO_ANSWER) return followed;
       // The leader settled without a recorded outcome (it failed, or its result went unrecorded):
       // ask the store as any caller would.
-      return (await this.claimLoop<T>(state, fingerprint, checkFingerprint, body, waitStartedMs, true)).value;
+      return (await claimLoop<T>(this.runtime, state, body, true)).value;
     }
     const flight = new Flight(this.flights, flightKey);
     state.flight = flight;
     try {
-      const answer = await this.claimLoop<T>(
-        state,
-        fingerprint,
-        checkFingerprint,
-        body,
-        waitStartedMs,
-        false,
-      );
+      const answer = await claimLoop<T>(this.runtime, state, body, false);
       flight.finish(answer.encoded === undefined ? undefined : answer);
       return answer.value;
     } catch (error) {
@@ -230,156 +197,6 @@ export class Guard {
     } finally {
       flight.land();
     }
-  }
-
-  /** Claim the key and answer: run the body, wait for the holder, or return what is recorded. */
-  private async claimLoop<T>(
-    state: CallState,
-    fingerprint: string,
-    checkFingerprint: boolean,
-    body: Body<T>,
-    waitStartedMs: number,
-    alreadyWaiting: boolean,
-  ): Promise<Answer<T>> {
-    const { call, policy } = state;
-    const { key } = state.ref;
-    let waitingEmitted = alreadyWaiting;
-    const progress: CallProgress = { executions: 0, ownResult: undefined, lastAttempt: undefined };
-    for (;;) {
-      call.signal?.throwIfAborted();
-      const owner = this.runtime.nextOwner();
-      const claimOptions: ClaimOptions = {
-        tool: call.tool,
-        fingerprint,
-        owner,
-        leaseMs: policy.leaseMs,
-        retentionMs: policy.retentionMs,
-        mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
-        maxAttempts: policy.maxAttempts,
-        checkFingerprint,
-      };
-      let sent: SentClaim;
-      try {
-        sent = await this.claimOnce(state.ref, claimOptions);
-      } catch (error) {
-        return this.answerWhenUnreachable<T>(state, progress, error);
-      }
-      const { claim } = sent;
-      if (claim.status === 'acquired') {
-        const holder = { fence: claim.fence, owner };
-        if (progress.executions > 0) {
-          // Rule G1 (docs/design.md): this call already entered its body; a new life of the key
-          // must not run it again on this call's behalf.
-          const answer = await this.afterLostRecord<T>(state, holder, claim, progress);
-          if (answer !== RUN_AGAIN) return answer;
-        }
-        if (call.signal?.aborted === true) {
-          // Cancelled while the claim was in flight: the body never starts, so nothing is held.
-          await this.runtime.releaseQuietly(state.ref, holder);
-          throw call.signal.reason;
-        }
-        const result = await runAttempt<T>(this.runtime, state, holder, claim, sent.sentAtMs, body, progress);
-        if (result !== SUPERSEDED) return result;
-        continue;
-      }
-      if (claim.status === 'busy') {
-        const own = progress.ownResult;
-        if (own !== undefined && policy.kind === Idempotency.EFFECTFUL) {
-          // This call's effect happened and its value is known; whoever holds the key now is a
-          // second execution that the lost record let in, and waiting for it adds nothing.
-          return { value: own.value as T, encoded: undefined, ...(progress.lastAttempt ?? NO_ATTEMPT) };
-        }
-        const waitedMs = performance.now() - waitStartedMs;
-        const remainingMs = policy.waitTimeoutMs - waitedMs;
-        if (remainingMs <= 0) {
-          const pending = new OutcomePendingError({ key, tool: call.tool, waitedMs: Math.round(waitedMs) });
-          this.runtime.emit('tool.pending', state, claim.record, { error: describeError(pending) });
-          throw pending;
-        }
-        if (!waitingEmitted) {
-          waitingEmitted = true;
-          this.runtime.emit('tool.waiting', state, claim.record);
-        }
-        await this.runtime.storeCall(
-          'waitForSettle',
-          () => this.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
-          call.signal,
-        );
-        continue;
-      }
-      return this.settled<T>(state, claim);
-    }
-  }
-
-  /**
-   * The store could not be asked who holds the key. After this call's body ran, its own value is
-   * the answer when it has one, and an EFFECTFUL call without one has an unknown outcome (never
-   * "store unavailable, body not run"). Otherwise the store's error is rethrown as it is.
-   */
-  private answerWhenUnreachable<T>(
-    state: CallState,
-    progress: CallProgress,
-    error: unknown,
-  ): never | Answer<T> {
-    if (progress.executions === 0 || !StoreUnavailableError.isInstance(error)) throw error;
-    const own = progress.ownResult;
-    if (own !== undefined) {
-      return { value: own.value as T, encoded: undefined, ...(progress.lastAttempt ?? NO_ATTEMPT) };
-    }
-    if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
-    const reason = describeError(error);
-    throw indeterminateOutcomeError(
-      state.ref.key,
-      state.call.tool,
-      progress.lastAttempt ?? NO_ATTEMPT,
-      reason,
-      {
-        cause: error,
-      },
-    );
-  }
-
-  /**
-   * Rule G1: a claim `acquired` by a call that already entered its body is a new life of the key
-   * (the record was released, forgotten, expired or lost by the store). The body is not run
-   * again for EFFECTFUL; a known value is recorded in the new life; IDEMPOTENT may run again only
-   * while this call's own executions stay below `maxAttempts`.
-   */
-  private async afterLostRecord<T>(
-    state: CallState,
-    holder: Holder,
-    claim: Extract<ClaimResult, { status: 'acquired' }>,
-    progress: CallProgress,
-  ): Promise<Answer<T> | typeof RUN_AGAIN> {
-    const { ref, policy, call } = state;
-    const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
-    const own = progress.ownResult;
-    if (own !== undefined) {
-      let result: CompleteResult | undefined;
-      try {
-        result = await completeWithRetry(this.runtime, ref, holder, own.encoded, policy.retentionMs);
-      } catch {
-        result = undefined;
-      }
-      const recorded = result !== undefined && isRecorded(result, holder, own.encoded);
-      this.runtime.emit('tool.completed', state, attemptInfo, { recorded });
-      return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
-    }
-    if (policy.kind === Idempotency.EFFECTFUL) {
-      throw await this.runtime.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
-    }
-    if (progress.executions >= policy.maxAttempts) {
-      await this.runtime.releaseQuietly(ref, holder);
-      const error = new ExecutionAbandonedError({
-        key: ref.key,
-        tool: call.tool,
-        attempt: progress.executions,
-        fence: claim.fence,
-      });
-      this.runtime.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
-      throw error;
-    }
-    return RUN_AGAIN;
   }
 
   /**
@@ -424,56 +241,6 @@ export class Guard {
       this.resolved.set(policy, resolved);
     }
     return resolved;
-  }
-
-  /**
-   * One claim. A claim whose reply was lost may have taken effect in the store: asking once more
-   * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
-   * claim that would later read as a lost (indeterminate) attempt.
-   */
-  private async claimOnce(ref: RecordRef, options: ClaimOptions): Promise<SentClaim> {
-    let sentAtMs = performance.now();
-    try {
-      return { claim: await this.store.claim(ref, options), sentAtMs };
-    } catch (first) {
-      if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
-      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
-      // The lease a resent claim restarts is counted from when it was resent.
-      sentAtMs = performance.now();
-      try {
-        return { claim: await this.store.claim(ref, options), sentAtMs };
-      } catch (error) {
-        throw asStoreError('claim', error);
-      }
-    }
-  }
-
-  /** Answer a claim that found the record settled (or in conflict). */
-  private settled<T>(
-    state: CallState,
-    claim: Exclude<ClaimResult, { status: 'acquired' | 'busy' }>,
-  ): Answer<T> {
-    const { record } = claim;
-    const { key } = state.ref;
-    const tool = state.call.tool;
-    switch (claim.status) {
-      case 'completed': {
-        const encoded = record.outcome ?? '';
-        const value = this.runtime.decodeOutcome(encoded, tool) as T;
-        this.runtime.emit('tool.deduplicated', state, record);
-        return { value, encoded, attempt: record.attempt, fence: record.fence };
-      }
-      case 'conflict':
-        throw new IdempotencyConflictError(key, tool, record.tool);
-      case 'indeterminate': {
-        const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
-        this.runtime.emit('tool.indeterminate', state, record, { error });
-        throw indeterminateOutcomeError(key, tool, record, error);
-      }
-      case 'abandoned':
-        this.runtime.emit('tool.abandoned', state, record, { error: record.error });
-        throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
-    }
   }
 }
 
