@@ -1,6 +1,9 @@
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
+import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
 import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
-import type { ToolCallContext } from './call-context.js';
+import { nameProblem } from '../store/store-input.js';
+import { currentToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardedCall } from './guard.js';
 import type { Flight } from './in-flight-calls.js';
 
@@ -17,8 +20,59 @@ export interface CallState {
   readonly checkFingerprint: boolean;
   /** When the call began (monotonic ms): `waitTimeoutMs` counts from here. */
   readonly waitStartedMs: number;
+  /** Identical calls in flight in this process share this key (kind, tenant, key, tool, fingerprint). */
+  readonly flightKey: string;
   /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
   flight: Flight | undefined;
+}
+
+/**
+ * The state of a call that claims: its key (RFC 8785 canonical arguments, docs/key-spec.md) and
+ * fingerprint, checked before anything reaches a store.
+ * @throws KeyDerivationError the tenant is no valid name, or the key cannot be derived
+ * @throws TypeError the call was made from inside the body of the same call
+ */
+export function callStateOf(call: GuardedCall, policy: ResolvedPolicy, defaultTenant: string): CallState {
+  const tenant = call.tenant ?? defaultTenant;
+  const tenantProblem = nameProblem(tenant);
+  if (tenantProblem !== undefined) {
+    throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
+  }
+  const runId = call.runId;
+  const key = idempotencyKey({
+    tenant,
+    runId,
+    tool: call.tool,
+    arguments: call.arguments,
+    keyArguments: policy.keyArguments,
+    key: policy.key,
+    scope: policy.scope,
+    callId: call.callId,
+  });
+  // An all-arguments key already commits to every argument; other keys need a fingerprint to
+  // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
+  // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
+  // serves as the fingerprint (other arguments are not compared, and need not be hashable).
+  const checkFingerprint = policy.key !== 'arguments';
+  const fingerprint = checkFingerprint ? argumentsFingerprint(call.arguments) : key;
+  const running = currentToolCall();
+  if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
+    throw new TypeError(
+      `guard.run for tool "${call.tool}" was called from inside the body of the same call ` +
+        `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
+    );
+  }
+  return {
+    call,
+    policy,
+    ref: { tenant, key },
+    runId,
+    fingerprint,
+    checkFingerprint,
+    waitStartedMs: performance.now(),
+    flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`,
+    flight: undefined,
+  };
 }
 
 /** A guarded tool's body. */

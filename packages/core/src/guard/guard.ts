@@ -1,7 +1,6 @@
 import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
-import { argumentsFingerprint, idempotencyKey } from '../key/idempotency-key.js';
 import {
   Idempotency,
   type IdempotencyPolicy,
@@ -11,12 +10,23 @@ import {
 } from '../policy/idempotency-policy.js';
 import type { IdempotencyRecord, IdempotencyStore, ResolveResult } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
-import { currentToolCall, runWithToolCall, type ToolCallContext } from './call-context.js';
-import type { Body, CallState } from './call-state.js';
+import { runWithToolCall, type ToolCallContext } from './call-context.js';
+import { type Body, callStateOf } from './call-state.js';
 import { claimLoop } from './claim-loop.js';
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
+
+// The coordinator. A call's way through the files of this folder:
+//   call-state.ts          its key and fingerprint, checked before any store is asked
+//   in-flight-calls.ts     identical calls in this process follow one leader
+//   claim-loop.ts          claim; wait for a holder; answer a settled record; rule G1
+//   attempt.ts             run the body under a lease: lease-confirmation.ts (rule G2),
+//                          lease-keeper.ts, lazy-aborter.ts (the body's signal)
+//   outcome-recording.ts   record the body's value (rule G5)
+//   late-settlement.ts     a body that settles after its caller was answered (rule G4)
+//   guard-runtime.ts, call-errors.ts   what the parts share
+// The rules G1-G6: docs/guarantee.md.
 
 /** Options of a {@link Guard}. */
 export interface GuardOptions {
@@ -58,7 +68,8 @@ export type OperatorResolution =
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
- * runs the body at most once per key (DESIGN.md, "The guard"):
+ * runs the body at most once per key (the rules G1-G6 of docs/guarantee.md in the repository; the
+ * design in docs/design.md):
  * - `completed`: returns the recorded outcome without entering the body (`tool.deduplicated`);
  * - `busy`: waits for the holder's answer (woken by the store, bounded by `waitTimeoutMs`);
  * - `acquired`: runs the body with a {@link ToolCallContext}, renews the lease every
@@ -120,72 +131,24 @@ export class Guard {
    * and whatever the body throws (IDEMPOTENT, or EFFECTFUL with a no-effect error).
    */
   async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
-    if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
-    if (call === null || typeof call !== 'object') throw new TypeError('guard.run needs a call object');
-    const toolProblem = nameProblem(call.tool);
-    if (toolProblem !== undefined) {
-      // Checked before anything else: a name no store can take must never reach a store.
-      throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
-    }
+    checkRunArguments(call, body);
     const policy = this.policyOf(call.policy, call.tool);
     if (policy.kind === Idempotency.READ_ONLY) {
       const context = readOnlyContext(call, this.tenant);
       return await runWithToolCall(context, () => body(context));
     }
-
-    const tenant = call.tenant ?? this.tenant;
-    const tenantProblem = nameProblem(tenant);
-    if (tenantProblem !== undefined) {
-      throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
-    }
-    const runId = call.runId;
-    const key = idempotencyKey({
-      tenant,
-      runId,
-      tool: call.tool,
-      arguments: call.arguments,
-      keyArguments: policy.keyArguments,
-      key: policy.key,
-      scope: policy.scope,
-      callId: call.callId,
-    });
-    // An all-arguments key already commits to every argument; other keys need a fingerprint to
-    // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
-    // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
-    // serves as the fingerprint (other arguments are not compared, and need not be hashable).
-    const checkFingerprint = policy.key !== 'arguments';
-    const fingerprint = checkFingerprint ? argumentsFingerprint(call.arguments) : key;
-    const running = currentToolCall();
-    if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
-      throw new TypeError(
-        `guard.run for tool "${call.tool}" was called from inside the body of the same call ` +
-          `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
-      );
-    }
-    const waitStartedMs = performance.now();
-    const state: CallState = {
-      call,
-      policy,
-      ref: { tenant, key },
-      runId,
-      fingerprint,
-      checkFingerprint,
-      waitStartedMs,
-      flight: undefined,
-    };
-
+    const state = callStateOf(call, policy, this.tenant);
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
-    const flightKey = `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`;
-    const leader = this.flights.get(flightKey);
+    const leader = this.flights.get(state.flightKey);
     if (leader !== undefined) {
-      const followed = await follow<T>(this.runtime, state, leader, waitStartedMs);
+      const followed = await follow<T>(this.runtime, state, leader);
       if (followed !== NO_ANSWER) return followed;
       // The leader settled without a recorded outcome (it failed, or its result went unrecorded):
       // ask the store as any caller would.
       return (await claimLoop<T>(this.runtime, state, body, true)).value;
     }
-    const flight = new Flight(this.flights, flightKey);
+    const flight = new Flight(this.flights, state.flightKey);
     state.flight = flight;
     try {
       const answer = await claimLoop<T>(this.runtime, state, body, false);
@@ -244,6 +207,18 @@ export class Guard {
   }
 }
 
+/** The arguments of `guard.run`, checked before anything else. */
+function checkRunArguments(call: GuardedCall, body: unknown): void {
+  if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
+  if (call === null || typeof call !== 'object') throw new TypeError('guard.run needs a call object');
+  const toolProblem = nameProblem(call.tool);
+  if (toolProblem !== undefined) {
+    // Checked before anything else: a name no store can take must never reach a store.
+    throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
+  }
+}
+
+/** The context of a READ_ONLY call: no key, no claim. */
 function readOnlyContext(call: GuardedCall, tenant: string): ToolCallContext {
   return {
     idempotencyKey: '',

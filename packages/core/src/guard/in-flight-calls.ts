@@ -59,9 +59,8 @@ export async function follow<T>(
   runtime: GuardRuntime,
   state: CallState,
   leader: Flight,
-  waitStartedMs: number,
 ): Promise<T | typeof NO_ANSWER> {
-  const { call, policy } = state;
+  const { call, policy, waitStartedMs } = state;
   runtime.emit('tool.waiting', state, NO_ATTEMPT);
   const remainingMs = policy.waitTimeoutMs - (performance.now() - waitStartedMs);
   let timer: NodeJS.Timeout | undefined;
