@@ -52,7 +52,7 @@ function settleInterruptedBody<T>(
   keeper: LeaseKeeper,
   recordedCause: RecordedError,
 ): void {
-  const { policy, ref, call } = state;
+  const { policy, ref } = state;
   let settledInTime = false;
   let grace: NodeJS.Timeout | undefined;
   if (policy.kind === Idempotency.EFFECTFUL) {
@@ -67,18 +67,10 @@ function settleInterruptedBody<T>(
   }
   bodyPromise
     .then(
-      async (value) => {
+      (value) => {
         settledInTime = true;
         clearTimeout(grace);
-        const encoded = runtime.encodeOutcome(value, call.tool);
-        const result = await runtime.store.complete(ref, holder, encoded, policy.retentionMs);
-        const recorded = isRecorded(result, holder, encoded);
-        runtime.emit(
-          recorded ? 'tool.completed' : 'tool.stale_result',
-          state,
-          attemptInfo,
-          recorded ? { recorded } : {},
-        );
+        return completeLate(runtime, state, holder, value, attemptInfo);
       },
       async (error: unknown) => {
         settledInTime = true;
@@ -101,6 +93,25 @@ function settleInterruptedBody<T>(
       }
     })
     .finally(() => keeper.stop());
+}
+
+/** Record the value of a body that returned after its caller was answered (rule G4). */
+async function completeLate(
+  runtime: GuardRuntime,
+  state: CallState,
+  holder: Holder,
+  value: unknown,
+  attemptInfo: AttemptInfo,
+): Promise<void> {
+  const encoded = runtime.encodeOutcome(value, state.call.tool);
+  const result = await runtime.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
+  const recorded = isRecorded(result, holder, encoded);
+  runtime.emit(
+    recorded ? 'tool.completed' : 'tool.stale_result',
+    state,
+    attemptInfo,
+    recorded ? { recorded } : {},
+  );
 }
 
 /** A superseded attempt that still returns: try to record it; a stale one is reported. */
