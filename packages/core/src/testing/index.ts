@@ -42,8 +42,8 @@ const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const DAY_MS = 86_400_000;
 
 /**
- * Register the conformance tests of the store contract (DESIGN.md, "Store contract") for the
- * store `createStore` makes. One store is created for the suite; every case uses its own tenant
+ * Register the conformance tests of the store contract (the `IdempotencyStore` interface;
+ * docs/design.md in the repository, "Store contract") for the store `createStore` makes. One store is created for the suite; every case uses its own tenant
  * and keys, so the store may be shared with other data.
  */
 export function describeStoreConformance(
