@@ -13,7 +13,7 @@ import {
   SUPERSEDED,
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
-import { answerInterruption, type Interruption, recordLate } from './late-settlement.js';
+import { answerInterruption, type HeldAttempt, type Interruption, recordLate } from './late-settlement.js';
 import { LazyAborter } from './lazy-aborter.js';
 import { confirmLease } from './lease-confirmation.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
@@ -96,7 +96,7 @@ export async function runAttempt<T>(
     }
     throw await runtime.markIndeterminate(state, holder, error, durationMs, attempt.info);
   } finally {
-    if (!keepLease) attempt.keeper?.stop();
+    if (!keepLease) attempt.keeper.stop();
   }
 }
 
@@ -105,11 +105,12 @@ export async function runAttempt<T>(
  * Interruptions the caller is answered at once for: a timeout and the caller's own abort (rule
  * G4); a lost lease after a grace of `waitTimeoutMs` for the body to notice its signal.
  */
-class Attempt<T> {
+class Attempt<T> implements HeldAttempt {
   readonly info: AttemptInfo;
   /** When the body was started (monotonic ms). */
   readonly startedMs: number;
-  keeper: LeaseKeeper | undefined;
+  /** Renews the lease from when the body starts (`start`) until the claim is settled. */
+  keeper!: LeaseKeeper;
   /** Set when the lease is lost while the body runs. */
   leaseLost: LeaseLostError | undefined;
   /** Once the body settled, the store's answer to complete/release decides what happened. */
@@ -123,9 +124,9 @@ class Attempt<T> {
   private onCallerAbort: (() => void) | undefined;
 
   constructor(
-    private readonly runtime: GuardRuntime,
-    private readonly state: CallState,
-    private readonly holder: Holder,
+    readonly runtime: GuardRuntime,
+    readonly state: CallState,
+    readonly holder: Holder,
     private readonly claim: AcquiredClaim,
   ) {
     this.info = { attempt: claim.attempt, fence: claim.fence };
@@ -185,28 +186,18 @@ class Attempt<T> {
 
   /** Answer the caller of an interrupted body: SUPERSEDED after a lost lease, else throws. */
   answerInterrupted(reason: InterruptReason, bodyPromise: Promise<T>, durationMs: number): typeof SUPERSEDED {
-    const { runtime, state, holder, info } = this;
     if (reason === 'lease') {
       // The body ignored its signal past the grace period: record late if it ever returns,
       // and answer this caller with the current holder's outcome.
-      recordLate(runtime, state, holder, bodyPromise, info);
+      recordLate(this, bodyPromise);
       return SUPERSEDED;
     }
-    throw answerInterruption(
-      runtime,
-      state,
-      holder,
-      bodyPromise,
-      info,
-      this.keeper as LeaseKeeper,
-      this.interruption,
-      durationMs,
-    );
+    throw answerInterruption(this, bodyPromise, this.interruption, durationMs);
   }
 
-  /** Stop everything: the body never started. */
+  /** Stop everything: the body never started (the keeper may not exist yet). */
   stop(): void {
-    this.keeper?.stop();
+    (this.keeper as LeaseKeeper | undefined)?.stop();
     this.stopWatching();
   }
 

@@ -14,6 +14,15 @@ export interface Interruption {
   readonly error: unknown;
 }
 
+/** An attempt whose body is running: its holder, and the keeper that renews its lease. */
+export interface HeldAttempt {
+  readonly runtime: GuardRuntime;
+  readonly state: CallState;
+  readonly holder: Holder;
+  readonly info: AttemptInfo;
+  readonly keeper: LeaseKeeper;
+}
+
 /**
  * Rule G4: a timeout or the caller's abort while the body runs is answered at once. The claim is
  * kept (and renewed) until the body settles and is then settled as usual, so a retry waits and
@@ -22,36 +31,30 @@ export interface Interruption {
  * it). Returns the error to throw.
  */
 export function answerInterruption<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
+  attempt: HeldAttempt,
   bodyPromise: Promise<T>,
-  attemptInfo: AttemptInfo,
-  keeper: LeaseKeeper,
   interruption: Interruption | undefined,
   durationMs: number,
 ): unknown {
+  const { runtime, state, info } = attempt;
   const cause = interruption?.error;
   const recordedCause = describeError(cause);
-  settleInterruptedBody(runtime, state, holder, bodyPromise, attemptInfo, keeper, recordedCause);
+  settleInterruptedBody(attempt, bodyPromise, recordedCause);
   if (state.policy.kind === Idempotency.IDEMPOTENT) {
-    runtime.emit('tool.failed', state, attemptInfo, { error: recordedCause, durationMs });
+    runtime.emit('tool.failed', state, info, { error: recordedCause, durationMs });
     return cause;
   }
-  runtime.emit('tool.indeterminate', state, attemptInfo, { error: recordedCause, durationMs });
-  return indeterminateOutcomeError(state.ref.key, state.call.tool, attemptInfo, recordedCause, { cause });
+  runtime.emit('tool.indeterminate', state, info, { error: recordedCause, durationMs });
+  return indeterminateOutcomeError(state.ref.key, state.call.tool, info, recordedCause, { cause });
 }
 
 /** Settle the claim of an interrupted body when it settles; the lease is kept until then. */
 function settleInterruptedBody<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
+  attempt: HeldAttempt,
   bodyPromise: Promise<T>,
-  attemptInfo: AttemptInfo,
-  keeper: LeaseKeeper,
   recordedCause: RecordedError,
 ): void {
+  const { runtime, state, holder, keeper } = attempt;
   const { policy, ref } = state;
   let settledInTime = false;
   let grace: NodeJS.Timeout | undefined;
@@ -70,7 +73,7 @@ function settleInterruptedBody<T>(
       (value) => {
         settledInTime = true;
         clearTimeout(grace);
-        return completeLate(runtime, state, holder, value, attemptInfo);
+        return completeLate(attempt, value);
       },
       async (error: unknown) => {
         settledInTime = true;
@@ -96,32 +99,22 @@ function settleInterruptedBody<T>(
 }
 
 /** Record the value of a body that returned after its caller was answered (rule G4). */
-async function completeLate(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
-  value: unknown,
-  attemptInfo: AttemptInfo,
-): Promise<void> {
+async function completeLate(attempt: HeldAttempt, value: unknown): Promise<void> {
+  const { runtime, state, holder } = attempt;
   const encoded = runtime.encodeOutcome(value, state.call.tool);
   const result = await runtime.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
   const recorded = isRecorded(result, holder, encoded);
   runtime.emit(
     recorded ? 'tool.completed' : 'tool.stale_result',
     state,
-    attemptInfo,
+    attempt.info,
     recorded ? { recorded } : {},
   );
 }
 
 /** A superseded attempt that still returns: try to record it; a stale one is reported. */
-export function recordLate<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
-  bodyPromise: Promise<T>,
-  attemptInfo: AttemptInfo,
-): void {
+export function recordLate<T>(attempt: HeldAttempt, bodyPromise: Promise<T>): void {
+  const { runtime, state, holder, info } = attempt;
   bodyPromise.then(
     async (value) => {
       try {
@@ -132,9 +125,9 @@ export function recordLate<T>(
           state.policy.retentionMs,
         );
         if (result.status === 'completed') {
-          runtime.emit('tool.completed', state, attemptInfo, { recorded: true });
+          runtime.emit('tool.completed', state, info, { recorded: true });
         } else {
-          runtime.emit('tool.stale_result', state, attemptInfo);
+          runtime.emit('tool.stale_result', state, info);
         }
       } catch {
         // Nothing more can be done for a late result the store will not take.
