@@ -1,0 +1,249 @@
+import type { LeaseLostError } from '../errors/lease-lost-error.js';
+import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
+import { Idempotency } from '../policy/idempotency-policy.js';
+import type { ClaimResult, Holder } from '../store/idempotency-store.js';
+import { runWithToolCall, type ToolCallContext } from './call-context.js';
+import { describeError, leaseLostError, safeNoEffect } from './call-errors.js';
+import {
+  type Answer,
+  type AttemptInfo,
+  type Body,
+  type CallProgress,
+  type CallState,
+  SUPERSEDED,
+} from './call-state.js';
+import type { GuardRuntime } from './guard-runtime.js';
+import { answerInterruption, type HeldAttempt, type Interruption, recordLate } from './late-settlement.js';
+import { LazyAborter } from './lazy-aborter.js';
+import { confirmLease } from './lease-confirmation.js';
+import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+import { recordOutcome } from './outcome-recording.js';
+
+/** A claim the store answered `acquired`. */
+export type AcquiredClaim = Extract<ClaimResult, { status: 'acquired' }>;
+
+/**
+ * Why the caller is answered before the body settled: `'interrupted'`, a timeout or the caller's
+ * own abort (rule G4); `'lease'`, a lost lease whose grace of `waitTimeoutMs` ran out.
+ */
+type InterruptReason = 'interrupted' | 'lease';
+
+/** How the body settled, or why its caller was answered first. */
+type Settlement<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: unknown }
+  | { readonly interrupted: InterruptReason };
+
+/**
+ * Run the body once as the holder of an acquired claim, and settle the claim by how it ended:
+ * a value is recorded; an error releases the claim (IDEMPOTENT, or a no-effect error) or marks
+ * it indeterminate (EFFECTFUL). SUPERSEDED when the lease was lost (rule G1: the caller then
+ * only reads the answer) or the claim was lost before the body started (rule G2).
+ */
+export async function runAttempt<T>(
+  runtime: GuardRuntime,
+  state: CallState,
+  holder: Holder,
+  claim: AcquiredClaim,
+  claimSentAtMs: number,
+  body: Body<T>,
+  progress: CallProgress,
+): Promise<Answer<T> | typeof SUPERSEDED> {
+  const leaseFromMs = await confirmLease(runtime, state, holder, claimSentAtMs);
+  if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
+  const attempt = new Attempt<T>(runtime, state, holder, claim);
+  let bodyPromise: Promise<T>;
+  try {
+    bodyPromise = attempt.start(body, leaseFromMs, progress);
+  } catch (error) {
+    // Failed before the body could start: never leave the claim behind.
+    attempt.stop();
+    await runtime.store.release(state.ref, holder).catch(() => undefined);
+    throw error;
+  }
+  const settlement = await attempt.race(bodyPromise);
+  attempt.raceOver(settlement);
+  const durationMs = Math.round(performance.now() - attempt.startedMs);
+  // The lease is kept (renewed) until the outcome is recorded or the claim given up: a slow
+  // store must not let another worker take over a call that already ran.
+  let keepLease = false;
+  try {
+    if ('interrupted' in settlement) {
+      keepLease = settlement.interrupted === 'interrupted';
+      return attempt.answerInterrupted(settlement.interrupted, bodyPromise, durationMs);
+    }
+    if (settlement.ok) {
+      return await recordOutcome(
+        runtime,
+        state,
+        holder,
+        settlement.value,
+        durationMs,
+        attempt.info,
+        progress,
+      );
+    }
+    const { error } = settlement;
+    if (attempt.leaseLost !== undefined && error === attempt.leaseLost) {
+      // The body honoured the lost lease: the current holder's answer is this caller's answer.
+      return SUPERSEDED;
+    }
+    if (state.policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(state.policy, error)) {
+      runtime.emit('tool.failed', state, attempt.info, { error: describeError(error), durationMs });
+      const released = await runtime.releaseQuietly(state.ref, holder);
+      // IDEMPOTENT whose claim was taken over: the current holder's answer is this caller's answer.
+      // A no-effect EFFECTFUL error is the answer whatever became of the claim (nothing happened).
+      if (!released && attempt.leaseLost !== undefined && state.policy.kind === Idempotency.IDEMPOTENT) {
+        return SUPERSEDED;
+      }
+      throw error;
+    }
+    throw await runtime.markIndeterminate(state, holder, error, durationMs, attempt.info);
+  } finally {
+    if (!keepLease) attempt.keeper.stop();
+  }
+}
+
+/**
+ * One attempt's body and what watches it: the lease keeper, the timeout and the caller's abort.
+ * Interruptions the caller is answered at once for: a timeout and the caller's own abort (rule
+ * G4); a lost lease after a grace of `waitTimeoutMs` for the body to notice its signal.
+ */
+class Attempt<T> implements HeldAttempt {
+  readonly info: AttemptInfo;
+  /** When the body was started (monotonic ms). */
+  readonly startedMs: number;
+  /** Renews the lease from when the body starts (`start`) until the claim is settled. */
+  keeper!: LeaseKeeper;
+  /** Set when the lease is lost while the body runs. */
+  leaseLost: LeaseLostError | undefined;
+  /** Once the body settled, the store's answer to complete/release decides what happened. */
+  private bodySettled = false;
+  private interruption: Interruption | undefined;
+  /** The body's signal, made only when the body reads it. */
+  private readonly aborter: LazyAborter;
+  private readonly interrupted: Promise<InterruptReason>;
+  private interrupt!: (reason: InterruptReason) => void;
+  private timeoutTimer: NodeJS.Timeout | undefined;
+  private onCallerAbort: (() => void) | undefined;
+
+  constructor(
+    readonly runtime: GuardRuntime,
+    readonly state: CallState,
+    readonly holder: Holder,
+    private readonly claim: AcquiredClaim,
+  ) {
+    this.info = { attempt: claim.attempt, fence: claim.fence };
+    this.aborter = new LazyAborter(state.call.signal);
+    this.startedMs = performance.now();
+    this.interrupted = new Promise<InterruptReason>((resolve) => {
+      this.interrupt = resolve;
+    });
+  }
+
+  /** Start the lease keeper, the timeout and the abort watch, then the body. */
+  start(body: Body<T>, leaseFromMs: number, progress: CallProgress): Promise<T> {
+    const { runtime, state, holder } = this;
+    const { call, policy, ref } = state;
+    this.keeper = new LeaseKeeper(
+      runtime.store,
+      ref,
+      holder,
+      policy.leaseMs,
+      policy.heartbeatMs,
+      (reason) => this.loseLease(reason),
+      leaseFromMs,
+    );
+    const timeoutMs = policy.timeoutMs;
+    if (timeoutMs !== undefined) this.timeoutTimer = setTimeout(() => this.timeOut(timeoutMs), timeoutMs);
+    const callerSignal = call.signal;
+    if (callerSignal !== undefined) {
+      this.onCallerAbort = () => {
+        this.interruption ??= { kind: 'abort', error: callerSignal.reason };
+        this.interrupt('interrupted');
+      };
+      callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
+    }
+    const context = this.context();
+    runtime.emit('tool.started', state, this.info, { takeover: this.claim.takeover });
+    progress.executions++;
+    progress.lastAttempt = this.info;
+    return Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
+  }
+
+  /** The body's settlement, or an interruption if one comes first. */
+  race(bodyPromise: Promise<T>): Promise<Settlement<T>> {
+    return Promise.race([
+      bodyPromise.then(
+        (value): Settlement<T> => ({ ok: true, value }),
+        (error: unknown): Settlement<T> => ({ ok: false, error }),
+      ),
+      this.interrupted.then((reason): Settlement<T> => ({ interrupted: reason })),
+    ]);
+  }
+
+  /** The race is over: stop watching; unless interrupted, a lost lease changes nothing now. */
+  raceOver(settlement: Settlement<T>): void {
+    this.stopWatching();
+    this.bodySettled = !('interrupted' in settlement) || settlement.interrupted === 'lease';
+  }
+
+  /** Answer the caller of an interrupted body: SUPERSEDED after a lost lease, else throws. */
+  answerInterrupted(reason: InterruptReason, bodyPromise: Promise<T>, durationMs: number): typeof SUPERSEDED {
+    if (reason === 'lease') {
+      // The body ignored its signal past the grace period: record late if it ever returns,
+      // and answer this caller with the current holder's outcome.
+      recordLate(this, bodyPromise);
+      return SUPERSEDED;
+    }
+    throw answerInterruption(this, bodyPromise, this.interruption, durationMs);
+  }
+
+  /** Stop everything: the body never started (the keeper may not exist yet). */
+  stop(): void {
+    (this.keeper as LeaseKeeper | undefined)?.stop();
+    this.stopWatching();
+  }
+
+  private stopWatching(): void {
+    clearTimeout(this.timeoutTimer);
+    if (this.onCallerAbort !== undefined) {
+      this.state.call.signal?.removeEventListener('abort', this.onCallerAbort);
+    }
+  }
+
+  private context(): ToolCallContext {
+    const { state, claim, aborter } = this;
+    return {
+      idempotencyKey: state.ref.key,
+      attempt: claim.attempt,
+      fence: claim.fence,
+      get signal() {
+        return aborter.signal;
+      },
+      tenant: state.ref.tenant,
+      runId: state.runId,
+      callId: state.call.callId,
+      tool: state.call.tool,
+    };
+  }
+
+  private loseLease(reason: LeaseLossReason): void {
+    if (this.bodySettled) return;
+    const { runtime, state } = this;
+    const leaseLost = leaseLostError(state.ref.key, state.call.tool, this.holder.fence, reason);
+    this.leaseLost = leaseLost;
+    state.flight?.release();
+    runtime.emit('tool.fenced', state, this.info, { error: describeError(leaseLost) });
+    this.aborter.abort(leaseLost);
+    const grace = setTimeout(() => this.interrupt('lease'), state.policy.waitTimeoutMs);
+    grace.unref();
+  }
+
+  private timeOut(timeoutMs: number): void {
+    const error = new ToolTimeoutError(this.state.call.tool, timeoutMs);
+    this.interruption ??= { kind: 'timeout', error };
+    this.aborter.abort(error);
+    this.interrupt('interrupted');
+  }
+}

@@ -1,0 +1,103 @@
+import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { LeaseLostError } from '../errors/lease-lost-error.js';
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { ToolfenceError } from '../errors/toolfence-error.js';
+import { Idempotency, type ResolvedPolicy } from '../policy/idempotency-policy.js';
+import type { RecordedError } from '../store/idempotency-store.js';
+import type { LeaseLossReason } from './lease-keeper.js';
+
+// How the guard describes, classifies and builds the errors of a call.
+
+/** An error as a store records it. Never throws: a body may throw anything. */
+export function describeError(error: unknown): RecordedError {
+  // A body may throw a null-prototype object, a revoked proxy, an error whose message getter
+  // throws; a failure here must not strand the claim.
+  try {
+    if (error instanceof Error) {
+      const code = (error as { code?: unknown }).code;
+      const name = String(error.name);
+      const type = typeof code === 'string' && name === 'Error' ? code : name;
+      return { type: clean(type), message: clean(String(error.message)) };
+    }
+    return { type: typeof error, message: clean(String(error)) };
+  } catch {
+    return { type: 'Unknown', message: '<an error that cannot be printed>' };
+  }
+}
+
+/** Fit for every store: no NUL (PostgreSQL text cannot hold it), bounded, no split surrogate pair. */
+function clean(text: string): string {
+  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
+  if (withoutNul.length <= 2000) return withoutNul;
+  const cut = /[\uD800-\uDBFF]/.test(withoutNul.charAt(1999)) ? 1999 : 2000;
+  return `${withoutNul.slice(0, cut)}…`;
+}
+
+/** The error a body's signal is aborted with when its lease is lost. */
+export function leaseLostError(
+  key: string,
+  tool: string,
+  fence: number,
+  reason: LeaseLossReason,
+): LeaseLostError {
+  const detail =
+    reason.kind === 'expired'
+      ? 'the store could not be reached to renew it before it expired'
+      : reason.detail === 'stale'
+        ? 'another worker took the call over with a higher fencing token'
+        : reason.detail === 'settled'
+          ? 'the record was settled by someone else'
+          : 'the record no longer exists';
+  return new LeaseLostError(
+    { key, tool, fence, reason: detail },
+    reason.kind === 'expired' ? { cause: reason.error } : undefined,
+  );
+}
+
+/** The reason recorded when an attempt that entered its body finds its record gone (rule G1). */
+export function recordLost(): Error {
+  const error = new Error(
+    'the record of an attempt that had entered its body was lost (released, forgotten, expired or ' +
+      'lost by the store) before its outcome was recorded; the effect may have happened',
+  );
+  error.name = 'RecordLost';
+  return error;
+}
+
+/** An EFFECTFUL call's unknown outcome, for the caller. */
+export function indeterminateOutcomeError(
+  key: string,
+  tool: string,
+  attempt: { readonly attempt: number; readonly fence: number },
+  reason: RecordedError,
+  options?: { cause?: unknown },
+): IndeterminateOutcomeError {
+  return new IndeterminateOutcomeError(
+    {
+      key,
+      tool,
+      attempt: attempt.attempt,
+      fence: attempt.fence,
+      reasonType: reason.type,
+      reason: reason.message,
+    },
+    options,
+  );
+}
+
+/** A store's error as the guard reports it: toolfence errors as they are, others as unavailable (rule G6). */
+export function asStoreError(operation: string, error: unknown): unknown {
+  if (ToolfenceError.isInstance(error)) return error;
+  return new StoreUnavailableError(operation, describeError(error).message, { cause: error });
+}
+
+/** The policy's `isNoEffectError` vouches that an EFFECTFUL body's error had no effect. */
+export function safeNoEffect(policy: ResolvedPolicy, error: unknown): boolean {
+  if (policy.kind !== Idempotency.EFFECTFUL) return false;
+  try {
+    return policy.isNoEffectError(error) === true;
+  } catch {
+    // A predicate that throws cannot vouch for "no effect": stay conservative.
+    return false;
+  }
+}

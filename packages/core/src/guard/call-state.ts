@@ -1,0 +1,129 @@
+import { CanonicalizationError } from '../errors/canonicalization-error.js';
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
+import { argumentsFingerprint, idempotencyKey, type KeySecret } from '../key/idempotency-key.js';
+import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
+import type { RecordRef } from '../store/idempotency-store.js';
+import { nameProblem } from '../store/store-input.js';
+import { currentToolCall, type ToolCallContext } from './call-context.js';
+import type { GuardedCall } from './guard.js';
+import type { Flight } from './in-flight-calls.js';
+
+// The vocabulary the parts of the guard share: one call, what it has done, what it answers.
+
+/** One guarded call, as the parts of the guard see it. */
+export interface CallState {
+  readonly call: GuardedCall;
+  readonly policy: ResolvedPolicy;
+  readonly ref: RecordRef;
+  readonly runId: string | undefined;
+  /** What the store compares to tell a reused key with other arguments (the key itself when unchecked). */
+  readonly fingerprint: string;
+  readonly checkFingerprint: boolean;
+  /** When the call began (monotonic ms): `waitTimeoutMs` counts from here. */
+  readonly waitStartedMs: number;
+  /** Identical calls in flight in this process share this key (kind, tenant, key, tool, fingerprint). */
+  readonly flightKey: string;
+  /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
+  flight: Flight | undefined;
+}
+
+/**
+ * The state of a call that claims: its key (RFC 8785 canonical arguments, docs/key-spec.md) and
+ * fingerprint, checked before anything reaches a store.
+ * @throws KeyDerivationError the tenant is no valid name, or the key cannot be derived
+ * @throws TypeError the call was made from inside the body of the same call
+ */
+export function callStateOf(
+  call: GuardedCall,
+  policy: ResolvedPolicy,
+  defaultTenant: string,
+  keySecret: KeySecret | undefined,
+): CallState {
+  const tenant = call.tenant ?? defaultTenant;
+  const tenantProblem = nameProblem(tenant);
+  if (tenantProblem !== undefined) {
+    throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
+  }
+  const runId = call.runId;
+  const key = idempotencyKey({
+    tenant,
+    runId,
+    tool: call.tool,
+    arguments: call.arguments,
+    keyArguments: policy.keyArguments,
+    key: policy.key,
+    scope: policy.scope,
+    callId: call.callId,
+    secret: keySecret,
+  });
+  // An all-arguments key already commits to every argument; other keys need a fingerprint to
+  // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
+  // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
+  // serves as the fingerprint (other arguments are not compared, and need not be hashable).
+  const checkFingerprint = policy.key !== 'arguments';
+  const fingerprint = checkFingerprint ? fingerprintOf(call, keySecret) : key;
+  const running = currentToolCall();
+  if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
+    throw new TypeError(
+      `guard.run for tool "${call.tool}" was called from inside the body of the same call ` +
+        `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
+    );
+  }
+  return {
+    call,
+    policy,
+    ref: { tenant, key },
+    runId,
+    fingerprint,
+    checkFingerprint,
+    waitStartedMs: performance.now(),
+    flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`,
+    flight: undefined,
+  };
+}
+
+/** The fingerprint of every argument; a value that cannot be read is a KeyDerivationError. */
+function fingerprintOf(call: GuardedCall, keySecret: KeySecret | undefined): string {
+  try {
+    return argumentsFingerprint(call.arguments, { secret: keySecret });
+  } catch (error) {
+    if (!CanonicalizationError.isInstance(error)) throw error;
+    throw new KeyDerivationError(call.tool, `the arguments cannot be fingerprinted: ${error.message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** A guarded tool's body. */
+export type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
+
+/** The attempt and fencing token an event or an error concerns. */
+export interface AttemptInfo {
+  readonly attempt: number;
+  readonly fence: number;
+}
+
+/** Attempt details of an event that concerns no known attempt. */
+export const NO_ATTEMPT: AttemptInfo = { attempt: 0, fence: 0 };
+
+/** What one guard.run call has done so far, across its claims (rule G1). */
+export interface CallProgress {
+  /** Bodies this call has entered. */
+  executions: number;
+  /** The value this call's body returned and its encoding, once it returned one. */
+  ownResult: { readonly value: unknown; readonly encoded: string } | undefined;
+  /** Attempt and fence of the last attempt that entered the body. */
+  lastAttempt: AttemptInfo | undefined;
+}
+
+/** What a call answered, with the encoded outcome when one is recorded in the store. */
+export interface Answer<T> {
+  readonly value: T;
+  /** The outcome as recorded; undefined when nothing was recorded for this answer. */
+  readonly encoded: string | undefined;
+  readonly attempt: number;
+  readonly fence: number;
+}
+
+/** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
+export const SUPERSEDED = Symbol('superseded');

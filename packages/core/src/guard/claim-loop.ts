@@ -1,0 +1,269 @@
+import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
+import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
+import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { ToolfenceError } from '../errors/toolfence-error.js';
+import { Idempotency } from '../policy/idempotency-policy.js';
+import type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  RecordRef,
+} from '../store/idempotency-store.js';
+import { type AcquiredClaim, runAttempt } from './attempt.js';
+import { asStoreError, describeError, indeterminateOutcomeError, recordLost } from './call-errors.js';
+import {
+  type Answer,
+  type Body,
+  type CallProgress,
+  type CallState,
+  NO_ATTEMPT,
+  SUPERSEDED,
+} from './call-state.js';
+import type { GuardRuntime } from './guard-runtime.js';
+import { completeWithRetry, isRecorded } from './outcome-recording.js';
+
+/** Pause before asking the store again for a claim whose reply was lost. */
+const CLAIM_RETRY_DELAY_MS = 25;
+
+/** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
+const RUN_AGAIN = Symbol('run again');
+
+/** A claim's answer and when (monotonic ms) the request that got it was sent. */
+interface SentClaim {
+  readonly claim: ClaimResult;
+  readonly sentAtMs: number;
+}
+
+type BusyClaim = Extract<ClaimResult, { status: 'busy' }>;
+type SettledClaim = Exclude<ClaimResult, { status: 'acquired' | 'busy' }>;
+
+/**
+ * Claim the key and answer: run the body (`acquired`), wait for the holder and claim again
+ * (`busy`), or answer what is recorded. Claims again, with a fresh owner, after an attempt was
+ * superseded; rule G1 keeps a call that entered its body from entering it again.
+ */
+export async function claimLoop<T>(
+  runtime: GuardRuntime,
+  state: CallState,
+  body: Body<T>,
+  alreadyWaiting: boolean,
+): Promise<Answer<T>> {
+  const { call } = state;
+  let waitingEmitted = alreadyWaiting;
+  const progress: CallProgress = { executions: 0, ownResult: undefined, lastAttempt: undefined };
+  for (;;) {
+    call.signal?.throwIfAborted();
+    const owner = runtime.nextOwner();
+    let sent: SentClaim;
+    try {
+      sent = await claimOnce(runtime, state.ref, claimOptionsOf(state, owner));
+    } catch (error) {
+      return answerWhenUnreachable<T>(state, progress, error);
+    }
+    const { claim } = sent;
+    if (claim.status === 'acquired') {
+      const holder = { fence: claim.fence, owner };
+      if (progress.executions > 0) {
+        // Rule G1 (docs/guarantee.md): this call already entered its body; a new life of the key
+        // must not run it again on this call's behalf.
+        const answer = await afterLostRecord<T>(runtime, state, holder, claim, progress);
+        if (answer !== RUN_AGAIN) return answer;
+      }
+      if (call.signal?.aborted === true) {
+        // Cancelled while the claim was in flight: the body never starts, so nothing is held.
+        await runtime.releaseQuietly(state.ref, holder);
+        throw call.signal.reason;
+      }
+      const result = await runAttempt<T>(runtime, state, holder, claim, sent.sentAtMs, body, progress);
+      if (result !== SUPERSEDED) return result;
+      continue;
+    }
+    if (claim.status === 'busy') {
+      const remainingMs = waitBudget<T>(runtime, state, claim, progress);
+      if (typeof remainingMs !== 'number') return remainingMs;
+      if (!waitingEmitted) {
+        waitingEmitted = true;
+        runtime.emit('tool.waiting', state, claim.record);
+      }
+      await runtime.storeCall(
+        'waitForSettle',
+        () => runtime.store.waitForSettle(state.ref, { timeoutMs: remainingMs, signal: call.signal }),
+        call.signal,
+      );
+      continue;
+    }
+    return answerSettled<T>(runtime, state, claim);
+  }
+}
+
+function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
+  const { call, policy } = state;
+  return {
+    tool: call.tool,
+    fingerprint: state.fingerprint,
+    owner,
+    leaseMs: policy.leaseMs,
+    retentionMs: policy.retentionMs,
+    mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
+    maxAttempts: policy.maxAttempts,
+    checkFingerprint: state.checkFingerprint,
+  };
+}
+
+/**
+ * One claim. A claim whose reply was lost may have taken effect in the store: asking once more
+ * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
+ * claim that would later read as a lost (indeterminate) attempt.
+ */
+async function claimOnce(runtime: GuardRuntime, ref: RecordRef, options: ClaimOptions): Promise<SentClaim> {
+  let sentAtMs = performance.now();
+  try {
+    return { claim: await runtime.store.claim(ref, options), sentAtMs };
+  } catch (first) {
+    if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
+    await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+    // The lease a resent claim restarts is counted from when it was resent.
+    sentAtMs = performance.now();
+    try {
+      return { claim: await runtime.store.claim(ref, options), sentAtMs };
+    } catch (error) {
+      throw asStoreError('claim', error);
+    }
+  }
+}
+
+/**
+ * The key is held by another attempt. Returns how long this call may still wait (ms), or, for an
+ * EFFECTFUL call whose own body returned a value (rule G1), that value. Throws
+ * OutcomePendingError once `waitTimeoutMs` is spent.
+ */
+function waitBudget<T>(
+  runtime: GuardRuntime,
+  state: CallState,
+  claim: BusyClaim,
+  progress: CallProgress,
+): number | Answer<T> {
+  const { call, policy } = state;
+  if (progress.ownResult !== undefined && policy.kind === Idempotency.EFFECTFUL) {
+    // This call's effect happened and its value is known; whoever holds the key now is a
+    // second execution that the lost record let in, and waiting for it adds nothing.
+    return ownAnswer<T>(progress);
+  }
+  const waitedMs = performance.now() - state.waitStartedMs;
+  const remainingMs = policy.waitTimeoutMs - waitedMs;
+  if (remainingMs <= 0) {
+    const pending = new OutcomePendingError({
+      key: state.ref.key,
+      tool: call.tool,
+      waitedMs: Math.round(waitedMs),
+    });
+    runtime.emit('tool.pending', state, claim.record, { error: describeError(pending) });
+    throw pending;
+  }
+  return remainingMs;
+}
+
+/** The value this call's own body returned, unrecorded. */
+function ownAnswer<T>(progress: CallProgress): Answer<T> {
+  return {
+    value: progress.ownResult?.value as T,
+    encoded: undefined,
+    ...(progress.lastAttempt ?? NO_ATTEMPT),
+  };
+}
+
+/**
+ * The store could not be asked who holds the key. After this call's body ran, its own value is
+ * the answer when it has one, and an EFFECTFUL call without one has an unknown outcome (never
+ * "store unavailable, body not run"). Otherwise the store's error is rethrown as it is.
+ */
+function answerWhenUnreachable<T>(
+  state: CallState,
+  progress: CallProgress,
+  error: unknown,
+): never | Answer<T> {
+  if (progress.executions === 0 || !StoreUnavailableError.isInstance(error)) throw error;
+  if (progress.ownResult !== undefined) return ownAnswer<T>(progress);
+  if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
+  const reason = describeError(error);
+  throw indeterminateOutcomeError(
+    state.ref.key,
+    state.call.tool,
+    progress.lastAttempt ?? NO_ATTEMPT,
+    reason,
+    {
+      cause: error,
+    },
+  );
+}
+
+/**
+ * Rule G1: a claim `acquired` by a call that already entered its body is a new life of the key
+ * (the record was released, forgotten, expired or lost by the store). The body is not run
+ * again for EFFECTFUL; a known value is recorded in the new life; IDEMPOTENT may run again only
+ * while this call's own executions stay below `maxAttempts`.
+ */
+async function afterLostRecord<T>(
+  runtime: GuardRuntime,
+  state: CallState,
+  holder: Holder,
+  claim: AcquiredClaim,
+  progress: CallProgress,
+): Promise<Answer<T> | typeof RUN_AGAIN> {
+  const { ref, policy, call } = state;
+  const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
+  const own = progress.ownResult;
+  if (own !== undefined) {
+    let result: CompleteResult | undefined;
+    try {
+      result = await completeWithRetry(runtime, ref, holder, own.encoded, policy.retentionMs);
+    } catch {
+      result = undefined;
+    }
+    const recorded = result !== undefined && isRecorded(result, holder, own.encoded);
+    runtime.emit('tool.completed', state, attemptInfo, { recorded });
+    return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
+  }
+  if (policy.kind === Idempotency.EFFECTFUL) {
+    throw await runtime.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
+  }
+  if (progress.executions >= policy.maxAttempts) {
+    await runtime.releaseQuietly(ref, holder);
+    const error = new ExecutionAbandonedError({
+      key: ref.key,
+      tool: call.tool,
+      attempt: progress.executions,
+      fence: claim.fence,
+    });
+    runtime.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
+    throw error;
+  }
+  return RUN_AGAIN;
+}
+
+/** Answer a claim that found the record settled (or in conflict). */
+function answerSettled<T>(runtime: GuardRuntime, state: CallState, claim: SettledClaim): Answer<T> {
+  const { record } = claim;
+  const { key } = state.ref;
+  const tool = state.call.tool;
+  switch (claim.status) {
+    case 'completed': {
+      const encoded = record.outcome ?? '';
+      const value = runtime.decodeOutcome(encoded, tool) as T;
+      runtime.emit('tool.deduplicated', state, record);
+      return { value, encoded, attempt: record.attempt, fence: record.fence };
+    }
+    case 'conflict':
+      throw new IdempotencyConflictError(key, tool, record.tool);
+    case 'indeterminate': {
+      const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
+      runtime.emit('tool.indeterminate', state, record, { error });
+      throw indeterminateOutcomeError(key, tool, record, error);
+    }
+    case 'abandoned':
+      runtime.emit('tool.abandoned', state, record, { error: record.error });
+      throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
+  }
+}

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import type { OutcomeCodec } from '../codec/outcome-codec.js';
+import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
+import type { Holder, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
+import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
+import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
+import type { AttemptInfo, CallState } from './call-state.js';
+import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+
+/**
+ * What the parts of one guard share: its store, codec and event listener, and the owner ids of
+ * its claims. Internal; one per {@link Guard}.
+ */
+export class GuardRuntime {
+  private readonly instanceId = randomUUID();
+  private attemptCounter = 0;
+
+  constructor(
+    readonly store: IdempotencyStore,
+    readonly codec: OutcomeCodec,
+    private readonly onEvent: GuardEventListener | undefined,
+  ) {}
+
+  /** A fresh owner id for a claim: unique to this guard and to the claim. */
+  nextOwner(): string {
+    return `${this.instanceId}:${++this.attemptCounter}`;
+  }
+
+  /** Tell the listener; a listener can never change the outcome of a call. */
+  emit(type: GuardEventType, state: CallState, attempt: AttemptInfo, extra: Partial<GuardEvent> = {}): void {
+    if (this.onEvent === undefined) return;
+    const event: GuardEvent = {
+      type,
+      key: state.ref.key,
+      tool: state.call.tool,
+      tenant: state.ref.tenant,
+      runId: state.runId,
+      callId: state.call.callId,
+      attempt: attempt.attempt,
+      fence: attempt.fence,
+      timeMs: Date.now(),
+      ...extra,
+    };
+    try {
+      const returned: unknown = this.onEvent(event);
+      // An async listener's rejection must not become an unhandled rejection either.
+      if (
+        returned !== null &&
+        typeof returned === 'object' &&
+        typeof (returned as PromiseLike<unknown>).then === 'function'
+      ) {
+        (returned as PromiseLike<unknown>).then(undefined, () => undefined);
+      }
+    } catch {
+      // A listener must not change the outcome of a call.
+    }
+  }
+
+  /** Encode with the codec; any failure is an {@link OutcomeEncodingError}. */
+  encodeOutcome(value: unknown, tool: string | undefined): string {
+    let encoded: unknown;
+    try {
+      encoded = this.codec.encode(value);
+    } catch (error) {
+      throw new OutcomeEncodingError('encode', describeError(error).message, { tool, cause: error });
+    }
+    if (typeof encoded !== 'string') {
+      throw new OutcomeEncodingError('encode', `the codec returned a ${typeof encoded}, not a string`, {
+        tool,
+      });
+    }
+    if (encoded.length > MAX_OUTCOME_LENGTH || !isWellFormedText(encoded)) {
+      throw new OutcomeEncodingError(
+        'encode',
+        encoded.length > MAX_OUTCOME_LENGTH
+          ? `the encoded outcome has ${encoded.length} characters, more than ${MAX_OUTCOME_LENGTH}`
+          : 'the codec returned a string with a lone surrogate, which no store can keep byte for byte',
+        { tool },
+      );
+    }
+    return encoded;
+  }
+
+  /** Decode a recorded outcome; any failure is an {@link OutcomeEncodingError}. */
+  decodeOutcome(encoded: string, tool: string): unknown {
+    try {
+      return this.codec.decode(encoded);
+    } catch (error) {
+      throw new OutcomeEncodingError('decode', describeError(error).message, { tool, cause: error });
+    }
+  }
+
+  /** Release; true when this holder's claim was released. */
+  async releaseQuietly(ref: RecordRef, holder: Holder): Promise<boolean> {
+    try {
+      return (await this.store.release(ref, holder)).status === 'released';
+    } catch {
+      // Unreleased: the lease expires and the key is taken over as a lost attempt.
+      return false;
+    }
+  }
+
+  /** Mark the holder's record indeterminate (best effort) and return the error for the caller. */
+  async markIndeterminate(
+    state: CallState,
+    holder: Holder,
+    error: unknown,
+    durationMs: number,
+    attemptInfo: AttemptInfo,
+  ): Promise<IndeterminateOutcomeError> {
+    const recorded = describeError(error);
+    try {
+      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
+    } catch {
+      // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
+    }
+    this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
+    return indeterminateOutcomeError(state.ref.key, state.call.tool, attemptInfo, recorded, { cause: error });
+  }
+
+  /** A store operation whose failure is reported as the guard reports store errors. */
+  async storeCall<R>(operation: string, fn: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+    try {
+      return await fn();
+    } catch (error) {
+      // The caller's own cancellation is not a store failure.
+      if (signal?.aborted === true && error === signal.reason) throw error;
+      throw asStoreError(operation, error);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { ToolfenceError } from '../errors/toolfence-error.js';
+import { Idempotency } from '../policy/idempotency-policy.js';
+import type { CompleteResult, Holder, IdempotencyRecord, RecordRef } from '../store/idempotency-store.js';
+import { asStoreError, describeError } from './call-errors.js';
+import {
+  type Answer,
+  type AttemptInfo,
+  type CallProgress,
+  type CallState,
+  SUPERSEDED,
+} from './call-state.js';
+import type { GuardRuntime } from './guard-runtime.js';
+
+/** Pauses before each try of `complete` (the first is sent at once). */
+const COMPLETE_DELAYS_MS = [0, 50, 250];
+
+/**
+ * Record a successful body's value under its holder. Unrecorded because the store is down: the
+ * caller still gets the value. Rule G5: an outcome no store can hold is settled at once.
+ * Superseded or gone: SUPERSEDED, with the value kept in `progress` for rule G1.
+ */
+export async function recordOutcome<T>(
+  runtime: GuardRuntime,
+  state: CallState,
+  holder: Holder,
+  value: T,
+  durationMs: number,
+  attemptInfo: AttemptInfo,
+  progress: CallProgress,
+): Promise<Answer<T> | typeof SUPERSEDED> {
+  const { ref, policy } = state;
+  let encoded: string;
+  let result: CompleteResult;
+  try {
+    encoded = runtime.encodeOutcome(value, state.call.tool);
+    result = await completeWithRetry(runtime, ref, holder, encoded, policy.retentionMs);
+  } catch (error) {
+    if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
+      // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
+      // re-run (IDEMPOTENT). This caller knows the answer, so it gets it.
+      runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: false });
+      return { value, encoded: undefined, ...attemptInfo };
+    }
+    // Rule G5: no store can hold this outcome (the codec failed, or the store refused it).
+    // Settle at once the way the kind requires; never leave it to the lease.
+    if (policy.kind === Idempotency.EFFECTFUL) {
+      throw await runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+    }
+    runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
+    await runtime.releaseQuietly(ref, holder);
+    throw error;
+  }
+  if (isRecorded(result, holder, encoded)) {
+    runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
+    return { value, encoded, ...attemptInfo };
+  }
+  // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
+  // by the store). Rule G1: the caller asks the store again, and never runs the body again;
+  // the value it knows is recorded in a new life if the key is free.
+  runtime.emit('tool.stale_result', state, attemptInfo, { durationMs });
+  progress.ownResult = { value, encoded };
+  return SUPERSEDED;
+}
+
+/** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
+export async function completeWithRetry(
+  runtime: GuardRuntime,
+  ref: RecordRef,
+  holder: Holder,
+  encoded: string,
+  retentionMs: number,
+): Promise<CompleteResult> {
+  let lastError: unknown;
+  for (const delayMs of COMPLETE_DELAYS_MS) {
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    try {
+      return await runtime.store.complete(ref, holder, encoded, retentionMs);
+    } catch (error) {
+      if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
+      lastError = error;
+    }
+  }
+  throw asStoreError('complete', lastError);
+}
+
+/**
+ * The holder's outcome is in the store: `complete` answered `completed`, or `stale` with this
+ * holder's own completion (a retried complete whose first try was applied, its reply lost).
+ */
+export function isRecorded(result: CompleteResult, holder: Holder, encoded: string): boolean {
+  return (
+    result.status === 'completed' ||
+    (result.status === 'stale' && isOwnCompletion(result.record, holder, encoded))
+  );
+}
+
+/**
+ * A complete answered `stale` that this holder's own earlier try applied (its reply was lost).
+ * The outcome must match too: an operator who resolved this holder's indeterminate record
+ * recorded another outcome under the same fence and owner (found by the spin model).
+ */
+function isOwnCompletion(record: IdempotencyRecord, holder: Holder, encoded: string): boolean {
+  return (
+    record.state === 'completed' &&
+    record.fence === holder.fence &&
+    record.owner === holder.owner &&
+    record.outcome === encoded
+  );
+}
