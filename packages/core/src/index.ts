@@ -17,6 +17,7 @@ export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
 export {
+  type Body as GuardedBody,
   Guard,
   type GuardedCall,
   type GuardOptions,

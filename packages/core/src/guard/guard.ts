@@ -97,7 +97,11 @@ interface CallState {
   releaseFollowers?: () => void;
 }
 
-type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
+/**
+ * The body `guard.run` runs at most once: it gets the call's context and returns the outcome
+ * (or a promise of it). Exported as `GuardedBody`.
+ */
+export type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
 
 /** Pause before asking the store again for a claim whose reply was lost. */
 const CLAIM_RETRY_DELAY_MS = 25;
