@@ -2,7 +2,7 @@
  * The public API reports: one API Extractor report per public entry point of every workspace
  * package, written to `packages/<package>/api/<entry>.api.md` from the built `.d.ts` in `dist/`.
  *
- *   npm run build && npm run api         regenerate the reports (commit the changes)
+ *   npm run api                          build, then rewrite the reports (commit the changes)
  *   npm run build && npm run api:check   fail, printing the diff, when a report is out of date
  *
  * Entry points are read from each package.json `exports` map: every subpath whose conditions
@@ -251,7 +251,8 @@ function main(): number {
     );
 
   const stale: string[] = [];
-  let failed = false;
+  let problems = 0; // API Extractor errors and warnings other than "this report changed"
+
   for (const [index, entryPoint] of entryPoints.entries()) {
     const config = configs[index]!;
     if (!check) mkdirSync(config.reportFolder, { recursive: true });
@@ -260,6 +261,7 @@ function main(): number {
       rootDirectory,
       join(config.reportFolder, entryPoint.reportName + reportSuffix),
     );
+    const reportExisted = existsSync(join(rootDirectory, reportPath));
     const messages: string[] = [];
     const result = Extractor.invoke(config, {
       localBuild: !check,
@@ -285,18 +287,31 @@ function main(): number {
           )
             return;
           if (message.messageId === 'console-api-report-not-copied') return;
-          messages.push(`  ${message.logLevel}: ${message.formatMessageWithLocation(rootDirectory)}`);
+          if (message.messageId === 'console-api-report-diff') {
+            messages.push(message.text.replace(/^/gm, '    '));
+          } else {
+            problems += 1;
+            messages.push(`  ${message.logLevel}: ${message.formatMessageWithLocation(rootDirectory)}`);
+          }
         }
       },
     });
     const changed = result.apiReportChanged;
     // Any message left is a problem in both modes (the diff, in check mode, is one of them).
     const ok = messages.length === 0 && result.succeeded && !(check && changed);
-    const state = changed ? (check ? 'OUT OF DATE' : 'updated') : 'up to date';
+    const state = !changed
+      ? 'up to date'
+      : !reportExisted
+        ? check
+          ? 'MISSING (a new entry point: run npm run api)'
+          : 'created'
+        : check
+          ? 'OUT OF DATE'
+          : 'updated';
     console.log(`${ok ? '✓' : '✗'} ${label}: ${reportPath} ${state}`);
     for (const line of messages) console.log(line);
     if (changed && check) stale.push(reportPath);
-    if (!ok) failed = true;
+    if (!result.succeeded && !changed && messages.length === 0) problems += 1; // failed, said nothing
   }
 
   for (const orphan of orphanReports(entryPoints)) {
@@ -304,7 +319,6 @@ function main(): number {
     if (check) {
       console.log(`✗ ${path}: no entry point in an exports map produces this report any more`);
       stale.push(path);
-      failed = true;
     } else {
       rmSync(orphan);
       console.log(`✓ ${path}: deleted (its entry point is gone)`);
@@ -315,11 +329,16 @@ function main(): number {
   if (check && stale.length > 0) {
     console.error(
       `\nThe public API changed: ${stale.join(', ')} ${stale.length === 1 ? 'is' : 'are'} out of date.\n` +
-        'If the change is intended, run `npm run build && npm run api` and commit the reports with it.',
+        'If the change is intended, run `npm run api` (it builds first) and commit the reports with it.',
     );
-  } else if (failed) {
-    console.error('\nAPI Extractor reported a problem (above); fix it in the sources and rebuild.');
-  } else {
+  }
+  if (problems > 0) {
+    console.error(
+      `\nAPI Extractor reported ${problems} problem${problems === 1 ? '' : 's'} (above): fix the sources, then rebuild.`,
+    );
+  }
+  const failed = problems > 0 || (check && stale.length > 0);
+  if (!failed) {
     console.log(`\n${entryPoints.length} API reports ${check ? 'up to date' : 'written'} in ${seconds} s.`);
   }
   return failed ? 1 : 0;
