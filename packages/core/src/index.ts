@@ -16,6 +16,7 @@ export { StoreUnavailableError } from './errors/store-unavailable-error.js';
 export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
+export type { Body as GuardedBody } from './guard/call-state.js';
 export {
   Guard,
   type GuardedCall,

@@ -53,8 +53,10 @@ export interface FenceToolOptions {
   readonly runId?: ConfigValue;
 }
 
-type InputOf<T> = T extends StructuredToolInterface<any, infer I, any> ? I : unknown;
-type OutputOf<T> = T extends StructuredToolInterface<any, any, infer O> ? O : unknown;
+/** The input type of a LangChain tool `T` (`unknown` if it declares none). Exported as `ToolInputOf`. */
+export type InputOf<T> = T extends StructuredToolInterface<any, infer I, any> ? I : unknown;
+/** The output type of a LangChain tool `T` (`unknown` if it declares none). Exported as `ToolOutputOf`. */
+export type OutputOf<T> = T extends StructuredToolInterface<any, any, infer O> ? O : unknown;
 
 /** The wrapped tool as the wrapper calls it. */
 type InnerTool = StructuredToolInterface & {

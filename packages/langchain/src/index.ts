@@ -5,7 +5,9 @@ export {
   FencedTool,
   type FenceToolOptions,
   fenceTool,
+  type InputOf as ToolInputOf,
   type OnIndeterminate,
+  type OutputOf as ToolOutputOf,
 } from './fence-tool.js';
 export { type FenceToolsOptions, fenceTools } from './fence-tools.js';
 export { type ToolfenceMiddlewareOptions, toolfenceMiddleware } from './toolfence-middleware.js';

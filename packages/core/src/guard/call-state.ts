@@ -94,7 +94,10 @@ function fingerprintOf(call: GuardedCall, keySecret: KeySecret | undefined): str
   }
 }
 
-/** A guarded tool's body. */
+/**
+ * The body `guard.run` runs at most once: it gets the call's context and returns the outcome
+ * (or a promise of it). Exported as `GuardedBody`.
+ */
 export type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
 
 /** The attempt and fencing token an event or an error concerns. */
