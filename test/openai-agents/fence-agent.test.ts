@@ -250,18 +250,21 @@ describe('run(agent, input) with fenced tools', () => {
     const failing = await run(agentWith(scriptedModel([[refundCall('call_1')], 'Done.']), lost), 'Refund', {
       stream: true,
     });
-    const error = await (async () => {
-      try {
-        for await (const _ of failing) {
-          // drain
-        }
-        await failing.completed;
-      } catch (caught) {
-        return caught;
+    let iterationError: unknown;
+    try {
+      for await (const _ of failing) {
+        // drain
       }
-      return failing.error;
-    })();
-    expect(IndeterminateOutcomeError.isInstance(stopErrorOf(error))).toBe(true);
+    } catch (caught) {
+      iterationError = caught;
+    }
+    const completedError = await failing.completed.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect((iterationError as Error).name).toBe('ToolCallError');
+    expect(completedError).toBe(iterationError);
+    expect(IndeterminateOutcomeError.isInstance(stopErrorOf(failing.error))).toBe(true);
     expect(payments.refunds).toHaveLength(2);
   });
 });
