@@ -4,10 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { Command } from '@langchain/langgraph';
 import { Guard, type GuardEvent, type IdempotencyStore } from '@toolfence/core';
+import { SDK_DEFAULT_TOOL_ERROR, stopErrorOf } from '@toolfence/openai-agents';
 import { indeterminateErrorOf } from '@toolfence/vercel-ai';
 import { ToolMessage } from 'langchain';
 import { runAiSdkAgent } from './ai-sdk-agent.js';
 import { langchainAgent } from './langchain-agent.js';
+import { runOpenAIAgent } from './openai-agents-agent.js';
 import { type Script, TENANT, type ToolName } from './policies.js';
 import { type EffectKind, type Ledger, never, Provider, sleep } from './provider.js';
 import type { WorkerArguments } from './worker-protocol.js';
@@ -32,7 +34,7 @@ export interface Counts {
 export interface Row {
   readonly id: string;
   readonly title: string;
-  readonly agent: 'LangChain' | 'AI SDK';
+  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents';
   readonly tool: ToolName;
   /** Effects applied without toolfence. */
   readonly without: number;
@@ -254,6 +256,7 @@ function sameRefundTwice(env: DemoEnvironment, agent: Row['agent'], id: string) 
     run: async (m) => {
       const provider = new Provider(m.ledger);
       if (agent === 'LangChain') await invokeLangchain(provider, doubleScript, m);
+      else if (agent === 'OpenAI Agents') await runOpenAIAgent(provider, doubleScript, m.runId, m.guard());
       else await runAiSdkAgent(provider, doubleScript, m.runId, m.guard());
       return undefined;
     },
@@ -280,6 +283,16 @@ function lostResponse(env: DemoEnvironment, agent: Row['agent'], id: string) {
           const result = await invokeLangchain(provider, lostScript, m);
           return !result.messages.some(
             (message) => ToolMessage.isInstance(message) && message.status === 'error',
+          );
+        }
+        if (agent === 'OpenAI Agents') {
+          // Guarded, the unknown outcome rejects run() (a ToolCallError around it): the host sees why.
+          const result = await runOpenAIAgent(provider, lostScript, m.runId, m.guard()).catch((error) => {
+            throw stopErrorOf(error) ?? error;
+          });
+          // Unguarded, the SDK's default errorFunction turned the lost reply into this text.
+          return !result.newItems.some(
+            (item) => item.type === 'tool_call_output_item' && item.output === SDK_DEFAULT_TOOL_ERROR,
           );
         }
         const result = await runAiSdkAgent(provider, lostScript, m.runId, m.guard());
@@ -416,8 +429,10 @@ export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult
   return [
     await sameRefundTwice(env, 'LangChain', '1'),
     await sameRefundTwice(env, 'AI SDK', '2'),
+    await sameRefundTwice(env, 'OpenAI Agents', '2b'),
     await lostResponse(env, 'LangChain', '3'),
     await lostResponse(env, 'AI SDK', '4'),
+    await lostResponse(env, 'OpenAI Agents', '4b'),
     await workerDies(env, '5'),
     await interruptResume(env, '6'),
   ];

@@ -12,8 +12,9 @@ export function header(storeLabel: string, leaseMs: number): string {
   return [
     bold('toolfence demo: the same agents, the same failures, without and with toolfence'),
     '',
-    `  agents   a LangChain createAgent agent and an AI SDK generateText agent, driven by the SDKs'`,
-    `           own scripted models (fakeModel, MockLanguageModelV3): offline, no API key`,
+    `  agents   a LangChain createAgent agent, an AI SDK generateText agent and an OpenAI Agents`,
+    `           agent, driven by the SDKs' own scripted models (fakeModel, MockLanguageModelV3,`,
+    `           ScriptedModel): offline, no API key`,
     '  tools    lookup_order (read-only), update_address (idempotent upsert),',
     '           refund_payment (effectful: every run pays money out)',
     '  effects  counted by a fake payments provider: refunds paid, address writes made',
@@ -36,7 +37,7 @@ interface Column {
 const columns: Column[] = [
   { title: '#', width: 3 },
   { title: 'scenario', width: 43 },
-  { title: 'agent', width: 9 },
+  { title: 'agent', width: 13 },
   { title: 'tool', width: 14 },
   { title: 'without', width: 7, right: true },
   { title: '│', width: 1 },

@@ -27,12 +27,15 @@ const counts = (values: Partial<Counts>): Counts => ({
 
 /** What each row must show: effects without toolfence, and everything with it. */
 const expected: [string, { tool: string; without: number; with: Counts }][] = [
-  // The model sends the same refund twice in one step: one refund, the second call answered.
+  // The model sends the same refund twice in one step: one refund, the second call answered
+  // (1 LangChain, 2 AI SDK, 2b OpenAI Agents; likewise 3, 4, 4b below).
   ['1', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
   ['2', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+  ['2b', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
   // The refund lands, its reply is lost, the host runs the job 3 times: one refund, indeterminate.
   ['3', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
   ['4', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
+  ['4b', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
   // A worker dies inside both calls of a step; the step is redelivered after the lease.
   ['5a', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, indeterminate: 1 }) }],
   [

@@ -1,0 +1,240 @@
+import type { FunctionTool, RunContext } from '@openai/agents-core';
+import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
+import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
+import { isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
+
+export type { OnIndeterminate } from './internal/stop-errors.js';
+
+/** The details the SDK passes to a tool's `invoke` (`details.toolCall.callId` is the call id). */
+export type ToolCallDetails = Parameters<FunctionTool<any, any, any>['invoke']>[2];
+
+/**
+ * A value given as it is, or computed per call from the SDK's `RunContext` (its `context` is the
+ * app's context object given to `run(agent, input, { context })`) and the call's details. A
+ * resolver that returns `undefined` means "none".
+ */
+export type RunContextValue =
+  | string
+  | ((runContext: RunContext<any>, details: ToolCallDetails | undefined) => string | undefined);
+
+/** Options of {@link fenceTool}. */
+export interface FenceToolOptions {
+  /** The guard (and through it the store) every worker of the agent shares. */
+  readonly guard: Guard;
+  /** How repeating this tool affects the world, and how its key is made. */
+  readonly policy: IdempotencyPolicy;
+  /** Tenant of each call. Default: the guard's. */
+  readonly tenant?: RunContextValue | undefined;
+  /**
+   * Run id of each call (conversation, ticket, job): part of every `'run'`-scoped key (the default
+   * scope), so it is REQUIRED for such a policy; without it {@link fenceTool} throws `PolicyError`.
+   * A string, or `(runContext) => runContext.context.conversationId`. The SDK has no run id of its
+   * own that outlives one `run()` call (its trace id is new per run, and absent when tracing is
+   * off), so toolfence does not guess one. A resolver that returns `undefined` fails the call
+   * closed with `KeyDerivationError` (the tool does not run, and `run()` rejects).
+   */
+  readonly runId?: RunContextValue | undefined;
+  /**
+   * When the call ends with `IndeterminateOutcomeError` (an effectful call whose outcome is
+   * unknown) or `ExecutionAbandonedError`:
+   * - `'throw'` (default): the tool throws it, so `run()` rejects (with the SDK's
+   *   `ToolCallError` around it: {@link stopErrorOf} finds it) and the model is not called again.
+   * - `'report'`: the tool answers with a model-readable text that names the tool, says the
+   *   action may have happened and must not be retried; the run goes on.
+   */
+  readonly onIndeterminate?: OnIndeterminate | undefined;
+}
+
+/**
+ * The text the SDK's default `errorFunction` answers with when a tool's `execute` throws. A
+ * `tool()` made without `errorFunction` turns every error into it inside its own `invoke`, so this
+ * text is the only sign the guard gets that the body failed.
+ */
+export const SDK_DEFAULT_TOOL_ERROR = 'An error occurred while running the tool. Please try again.';
+
+/**
+ * The body answered with the SDK's default error text: its `execute` threw and the SDK's
+ * `errorFunction` swallowed the error. Thrown inside the guard so the call counts as failed
+ * (EFFECTFUL: indeterminate; IDEMPOTENT: released), never recorded as a success.
+ */
+export class ToolBodyFailedError extends Error {
+  override name = 'ToolBodyFailedError';
+  constructor(
+    readonly tool: string,
+    /** What the SDK's `errorFunction` answered (shown to the model when the claim is released). */
+    readonly answer: unknown,
+  ) {
+    super(
+      `tool "${tool}" failed: its execute threw and the SDK's default errorFunction answered ` +
+        `"${String(answer)}" (the original error is not visible; make the tool with errorFunction: null to pass it)`,
+    );
+  }
+}
+
+const originals = new WeakMap<object, FunctionTool<any, any, any>>();
+
+/** The tool a fenced tool guards, or `undefined` for a tool that is not fenced. */
+export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | undefined {
+  return originals.get(tool);
+}
+
+/**
+ * Guard an OpenAI Agents `FunctionTool` (made with `tool({ ... })`) with toolfence.
+ *
+ * The result is a copy of `tool` with only `invoke` replaced: `name`, `description`, the JSON
+ * schema `parameters`, `strict`, `needsApproval`, `isEnabled`, `timeoutMs`, guardrails and every
+ * other property (symbols included) are the same values, so the model and the runner cannot
+ * tell it from the original. Each call:
+ *
+ * 1. Its arguments are parsed with the tool's own parser (the SDK's). A call that does not parse
+ *    goes to the tool as it is (the SDK answers it as without toolfence) and claims nothing.
+ * 2. The key is made from the parsed arguments (or `keyArguments`, `key: 'call'` for the SDK's
+ *    tool call id `details.toolCall.callId`, or your function), the tenant and the run id.
+ * 3. A call whose key already finished gets the recorded output; the tool is not entered.
+ *    Otherwise the original `invoke` runs inside `guard.run`.
+ *
+ * A tool made without `errorFunction` answers every error with the SDK's default text
+ * ({@link SDK_DEFAULT_TOOL_ERROR}); that answer counts as a failure of the body (an EFFECTFUL
+ * call becomes indeterminate) and, when the claim is released, reaches the model as before. A
+ * tool with its own `errorFunction` has its answer recorded as the tool's output: give an
+ * EFFECTFUL tool `errorFunction: null` (or one that rethrows) so the guard sees its errors.
+ *
+ * @throws PolicyError at wrap time: an invalid policy, `keyArguments` naming a parameter the
+ *   tool's JSON schema lacks, or a `'run'`-scoped policy without a `runId` option.
+ * @throws TypeError when `tool` is not a function tool.
+ */
+export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, options: FenceToolOptions): T {
+  if (tool === null || typeof tool !== 'object' || tool.type !== 'function') {
+    throw new TypeError('fenceTool needs a function tool (made with tool({ ... }))');
+  }
+  if (options?.guard === undefined || typeof options.guard.run !== 'function') {
+    throw new TypeError('fenceTool needs a guard');
+  }
+  const onIndeterminate = options.onIndeterminate ?? 'throw';
+  if (onIndeterminate !== 'throw' && onIndeterminate !== 'report') {
+    throw new TypeError(`onIndeterminate must be 'throw' or 'report', got ${String(onIndeterminate)}`);
+  }
+  const original = originals.get(tool) ?? tool;
+  const { guard, policy } = options;
+  const parameterNames = parameterNamesOf(original.parameters);
+  const resolved = guard.checkPolicy(
+    policy,
+    parameterNames === undefined ? { tool: original.name } : { tool: original.name, parameterNames },
+  );
+  if (resolved.scope === 'run' && options.runId === undefined) {
+    throw new PolicyError(
+      'runId',
+      "is required for a 'run'-scoped policy (the default scope): pass runId to fenceTool / fenceTools / " +
+        'fenceAgent, as a string or (runContext) => string (e.g. the conversation id in your context), ' +
+        "or give the policy scope: 'tenant' for a key that holds across runs",
+      { tool: original.name },
+    );
+  }
+  const name = original.name;
+
+  async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
+    const parsed = parseInput(original, input);
+    // A call that does not parse is the SDK's to answer, exactly as without toolfence.
+    if (!parsed.ok) return original.invoke(runContext, input, details);
+    const runId = resolveValue(options.runId, runContext, details);
+    if (resolved.scope === 'run' && runId === undefined) throw missingRunIdError(name);
+    const callId = details?.toolCall?.callId;
+    try {
+      return await guard.run(
+        {
+          tool: name,
+          arguments: keyArgumentsOf(parsed.value),
+          callId: typeof callId === 'string' && callId.length > 0 ? callId : undefined,
+          runId,
+          tenant: resolveValue(options.tenant, runContext, details),
+          policy,
+          signal: details?.signal,
+        },
+        // The same details object goes through: the SDK keys per-call state (usage, nested run
+        // config, tracing) by its identity.
+        async () => {
+          const output = await original.invoke(runContext, input, details);
+          if (output === SDK_DEFAULT_TOOL_ERROR) throw new ToolBodyFailedError(name, output);
+          return output;
+        },
+      );
+    } catch (error) {
+      if (isStopError(error)) {
+        if (onIndeterminate === 'report') return stopReport(error);
+        throw error;
+      }
+      // Released (not an effectful call): the model sees what the SDK said, as without toolfence.
+      if (error instanceof ToolBodyFailedError) return error.answer;
+      throw error;
+    }
+  }
+
+  const fenced = Object.create(
+    Object.getPrototypeOf(original),
+    Object.getOwnPropertyDescriptors(original),
+  ) as T & { invoke: typeof invoke };
+  Object.defineProperty(fenced, 'invoke', {
+    value: invoke,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+  originals.set(fenced, original);
+  return fenced;
+}
+
+function parseInput(
+  tool: FunctionTool<any, any, any>,
+  input: string,
+): { ok: true; value: unknown } | { ok: false } {
+  let prepared: ReturnType<typeof prepareFunctionToolInput>;
+  try {
+    // The tool's own parser (zod, JSON schema, standard schema), as the SDK's runner uses it.
+    prepared = prepareFunctionToolInput(tool, input);
+  } catch {
+    return { ok: false };
+  }
+  if (prepared !== undefined) {
+    return prepared.result.success ? { ok: true, value: prepared.result.value } : { ok: false };
+  }
+  // A hand-built FunctionTool (not made with tool()): its arguments are the model's JSON.
+  try {
+    return { ok: true, value: input === '' ? {} : JSON.parse(input) };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function resolveValue(
+  value: RunContextValue | undefined,
+  runContext: RunContext<any>,
+  details: ToolCallDetails | undefined,
+): string | undefined {
+  if (value === undefined) return undefined;
+  return typeof value === 'function' ? value(runContext, details) : value;
+}
+
+function missingRunIdError(tool: string): KeyDerivationError {
+  return new KeyDerivationError(
+    tool,
+    "no run id for a 'run'-scoped key: the runId resolver given to fenceTool / fenceTools / fenceAgent " +
+      'returned undefined for this call (give run(agent, input, { context }) the value it reads)',
+  );
+}
+
+/** The top-level parameter names of a JSON schema, or `undefined` when it names none. */
+function parameterNamesOf(parameters: unknown): readonly string[] | undefined {
+  if (parameters === null || typeof parameters !== 'object') return undefined;
+  const properties = (parameters as { properties?: unknown }).properties;
+  if (properties !== null && typeof properties === 'object') return Object.keys(properties);
+  return undefined;
+}
+
+/** The arguments the key is made of: the parsed object, else `{ input: parsed }`. */
+function keyArgumentsOf(parsed: unknown): Record<string, unknown> {
+  if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+    const prototype = Object.getPrototypeOf(parsed);
+    if (prototype === Object.prototype || prototype === null) return parsed as Record<string, unknown>;
+  }
+  return { input: parsed };
+}

@@ -1,0 +1,63 @@
+import type { Tool } from '@openai/agents-core';
+import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { fenceTool, type OnIndeterminate, type RunContextValue } from './fence-tool.js';
+
+/** A policy per tool name. */
+export type PolicyTable = Readonly<Record<string, IdempotencyPolicy>>;
+
+/** Options of {@link fenceTools}. */
+export interface FenceToolsOptions {
+  readonly guard: Guard;
+  /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
+  readonly policies: PolicyTable;
+  /** As in {@link FenceToolOptions.tenant}, for every fenced tool. */
+  readonly tenant?: RunContextValue | undefined;
+  /** As in {@link FenceToolOptions.runId}: required when a policy is `'run'`-scoped. */
+  readonly runId?: RunContextValue | undefined;
+  /** As in {@link FenceToolOptions.onIndeterminate}, for every fenced tool. */
+  readonly onIndeterminate?: OnIndeterminate | undefined;
+}
+
+/** The policy of a tool name: an own property of the table, never one inherited (`toString`). */
+export function policyOf(policies: PolicyTable, name: string): IdempotencyPolicy | undefined {
+  return Object.hasOwn(policies, name) ? policies[name] : undefined;
+}
+
+/** Throw `PolicyError` for a policy that names none of `names` (a typo leaves a tool unguarded). */
+export function checkPolicyNames(policies: PolicyTable, names: ReadonlySet<string>): void {
+  if (policies === null || typeof policies !== 'object') {
+    throw new TypeError('policies must be an object: tool name -> policy');
+  }
+  for (const name of Object.keys(policies)) {
+    if (!names.has(name) && policies[name] !== undefined) {
+      throw new PolicyError(
+        'policies',
+        `name "${name}", which is not one of the tools (${[...names].join(', ')})`,
+        { tool: name },
+      );
+    }
+  }
+}
+
+/**
+ * Guard the function tools of a list that have a policy (by tool name); the other tools (hosted
+ * tools, MCP, tools without a policy) are returned as they are, the same objects, in the same
+ * order.
+ *
+ * @throws PolicyError at wrap time: a policy is invalid, names a key argument its tool lacks,
+ *   names a tool that is not in the list (or is not a function tool), or is `'run'`-scoped
+ *   without a `runId` option.
+ */
+export function fenceTools<const Tools extends readonly Tool<any>[]>(
+  tools: Tools,
+  options: FenceToolsOptions,
+): { -readonly [I in keyof Tools]: Tools[I] } {
+  const { policies, ...shared } = options;
+  const names = new Set(tools.filter((tool) => tool.type === 'function').map((tool) => tool.name));
+  checkPolicyNames(policies, names);
+  return tools.map((tool) => {
+    if (tool.type !== 'function') return tool;
+    const policy = policyOf(policies, tool.name);
+    return policy === undefined ? tool : fenceTool(tool, { ...shared, policy });
+  }) as { -readonly [I in keyof Tools]: Tools[I] };
+}
