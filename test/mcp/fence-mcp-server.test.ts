@@ -262,6 +262,12 @@ describe('fenceMcpServer', () => {
         policies: { refund_order: { kind: Idempotency.EFFECTFUL, keyArguments: ['order'] } },
       }),
     ).toThrow(PolicyError);
+    expect(() =>
+      fenceMcpServer(server, {
+        guard,
+        policies: { refund_order: { kind: Idempotency.EFFECTFUL, key: 'call' } },
+      }),
+    ).toThrow(/per-connection counter/);
     fenceMcpServer(server, { guard });
     expect(() => fenceMcpServer(server, { guard })).toThrow(/already fenced/);
     expect(() => fenceMcpServer({} as McpServer, { guard })).toThrow(/McpServer/);

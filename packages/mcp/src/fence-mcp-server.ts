@@ -1,7 +1,13 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import { type Guard, type GuardedCall, Idempotency, type IdempotencyPolicy } from '@toolfence/core';
+import {
+  type Guard,
+  type GuardedCall,
+  Idempotency,
+  type IdempotencyPolicy,
+  PolicyError,
+} from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
@@ -109,8 +115,8 @@ const fencedServers = new WeakSet<object>();
  * @returns the same server.
  * @throws TypeError the server is not an SDK 1.32-compatible McpServer, is already fenced, or is
  *   connected.
- * @throws PolicyError a policy is invalid, or names a `keyArguments` entry that is not a
- *   parameter of the tool's input schema.
+ * @throws PolicyError a policy is invalid, names a `keyArguments` entry that is not a parameter
+ *   of the tool's input schema, or has `key: 'call'` (the request id is no key on a server).
  */
 export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcpServerOptions): S {
   const { guard } = options ?? ({} as FenceMcpServerOptions);
@@ -151,6 +157,17 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
     if (policy === undefined) return undefined;
     // Checked once per tool and policy, against the tool's parameters.
     if (checked.get(tool) !== policy) {
+      if (policy.key === 'call') {
+        // The call id here is the JSON-RPC request id: a per-connection counter that a retry does
+        // not repeat and another connection does reuse, so it would both miss repeats and merge
+        // different calls.
+        throw new PolicyError(
+          'key',
+          "'call' is not a key on an MCP server (the JSON-RPC request id is a per-connection counter): " +
+            "use the client's _meta idempotency key, 'arguments' or a business key",
+          { tool: toolName },
+        );
+      }
       guard.checkPolicy(policy, { tool: toolName, parameterNames: parameterNamesOf(tool.inputSchema) });
       checked.set(tool, policy);
     }
