@@ -195,8 +195,11 @@ describe('a guarded MCP server in another process', () => {
         () => 'failed',
       );
       await until(() => payments(ledger).length === 1);
+      // The refund is paid and its reply is on the way: the connection is reset. The SDK client
+      // reports the broken stream and the request fails at its 3 s timeout, as a host sees it.
       proxy.dropConnections();
       expect(await dropped).toBe('failed');
+      // The host retries the same request (same key) on a new connection.
       const retried = await client.callTool(refund('drop-key'));
       expect(retried.structuredContent).toEqual({ refundId: 're_1', orderId: 'A-100', amountCents: 3000 });
       expect(payments(ledger)).toHaveLength(1);
