@@ -9,6 +9,7 @@ import { indeterminateErrorOf } from '@toolfence/vercel-ai';
 import { ToolMessage } from 'langchain';
 import { runAiSdkAgent } from './ai-sdk-agent.js';
 import { langchainAgent } from './langchain-agent.js';
+import { runMcpHost } from './mcp-agent.js';
 import { runOpenAIAgent } from './openai-agents-agent.js';
 import { type Script, TENANT, type ToolName } from './policies.js';
 import { type EffectKind, type Ledger, never, Provider, sleep } from './provider.js';
@@ -34,7 +35,7 @@ export interface Counts {
 export interface Row {
   readonly id: string;
   readonly title: string;
-  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents';
+  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents' | 'AI+MCP';
   readonly tool: ToolName;
   /** Effects applied without toolfence. */
   readonly without: number;
@@ -424,6 +425,35 @@ function interruptResume(env: DemoEnvironment, id: string) {
   });
 }
 
+// --- 7. the refund is a tool of an MCP server; the step is lost, a new host retries it ----------
+
+const mcpScript: Script = [[refund('call_refund')], 'Refunded 22.50 EUR.'];
+
+function mcpHostRetries(env: DemoEnvironment, id: string) {
+  return compare(env, {
+    id,
+    title: 'MCP tool: step lost after refund, retried',
+    agent: 'AI+MCP',
+    tools: [{ tool: 'refund_payment', without: 2, with: { effects: 1, deduplicated: 1 } }],
+    run: async (m) => {
+      // One provider behind every replica of the server. The first host's model API fails after
+      // the refund; the host runs the job again in a new process (an empty client-side store).
+      const provider = new Provider(m.ledger);
+      const serverGuard = m.guard('mcp server');
+      let hosts = 0;
+      const outcomes = await hostRetries(2, async () => {
+        hosts += 1;
+        await runMcpHost(provider, mcpScript, m.runId, serverGuard, hosts === 1);
+        return true;
+      });
+      if (outcomes.length !== 2) throw new Error(`the MCP host ran ${outcomes.length}x, not twice`);
+      return m.guarded
+        ? 'the first host failed after the refund (model API 503); the second sent the same key in _meta and the MCP server replayed the refund'
+        : undefined;
+    },
+  });
+}
+
 /** Every scenario, in the order the table shows them. */
 export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult[]> {
   return [
@@ -435,6 +465,7 @@ export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult
     await lostResponse(env, 'OpenAI Agents', '4b'),
     await workerDies(env, '5'),
     await interruptResume(env, '6'),
+    await mcpHostRetries(env, '7'),
   ];
 }
 

@@ -17,6 +17,8 @@ export function header(storeLabel: string, leaseMs: number): string {
     `           ScriptedModel): offline, no API key`,
     '  tools    lookup_order (read-only), update_address (idempotent upsert),',
     '           refund_payment (effectful: every run pays money out)',
+    '  mcp      in row 7 refund_payment is a tool of an MCP server (@modelcontextprotocol/sdk), called',
+    '           by the AI SDK agent through an MCP client (fenceMcpServer + fenceMcpClient)',
     '  effects  counted by a fake payments provider: refunds paid, address writes made',
     `  store    ${storeLabel}, lease ${leaseMs} ms`,
     '',

@@ -44,6 +44,9 @@ const expected: [string, { tool: string; without: number; with: Counts }][] = [
   ],
   // interrupt() beside the refund; the resume runs the whole step again (createAgent 'v1').
   ['6', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+  // The refund is an MCP server's tool; the host loses the step and a new host retries it: the
+  // key travels in _meta and the server replays.
+  ['7', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
 ];
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,0 +1,140 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { currentToolCall, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+import {
+  DEFAULT_IDEMPOTENCY_KEY_META,
+  stoppedCallOf,
+  stoppingErrorOf,
+  TOOLFENCE_CAPABILITY,
+  type ToolfenceCapability,
+} from './stopped-result.js';
+
+/** Options of {@link fenceMcpClient}. */
+export interface FenceMcpClientOptions {
+  /**
+   * The `_meta` field the key is sent in. Default: the one the server advertises in
+   * `capabilities.experimental.toolfence`, else `'idempotencyKey'`.
+   */
+  readonly idempotencyKeyMeta?: string | undefined;
+  /**
+   * What `callTool` does with a result in which a guarded server reports an indeterminate or
+   * abandoned call: `'throw'` (default) rejects with the `IndeterminateOutcomeError` /
+   * `ExecutionAbandonedError` (key, tool, attempt, fence from the server), so a guarded client
+   * tool stops the run as the other adapters do; `'report'` returns the `isError` result
+   * unchanged, for the model to read.
+   */
+  readonly onIndeterminate?: 'throw' | 'report' | undefined;
+}
+
+type CallTool = Client['callTool'];
+const fencedClients = new WeakSet<object>();
+
+/**
+ * Make an MCP `Client` forward the guard's idempotency key: a `callTool` made inside a guarded
+ * call (a tool body run by `guard.run`, `fenceTools` of `@toolfence/vercel-ai` or
+ * `@toolfence/langchain`) sends `currentToolCall().idempotencyKey` as
+ * `params._meta.idempotencyKey`, so a guarded server dedupes by the same key as the client (a
+ * key the caller already put in `_meta` is kept). Outside a guarded call, or in a READ_ONLY one,
+ * nothing is added. A server that ignores the key is unaffected; {@link toolfenceCapabilityOf}
+ * tells which kind it is.
+ *
+ * @returns the same client, whose `callTool` is wrapped.
+ * @throws TypeError the client has no `callTool`, or is already fenced.
+ */
+export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpClientOptions = {}): C {
+  if (client === null || typeof client !== 'object' || typeof client.callTool !== 'function') {
+    throw new TypeError('fenceMcpClient needs an MCP Client (with callTool)');
+  }
+  if (fencedClients.has(client)) throw new TypeError('fenceMcpClient: this client is already fenced');
+  const report = options.onIndeterminate === 'report';
+  const callTool: CallTool = client.callTool.bind(client);
+  const fenced: CallTool = async (params, resultSchema, requestOptions) => {
+    const key = currentToolCall()?.idempotencyKey;
+    let sent = params;
+    if (key !== undefined && key !== '') {
+      const metaName =
+        options.idempotencyKeyMeta ??
+        toolfenceCapabilityOf(client)?.idempotencyKeyMeta ??
+        DEFAULT_IDEMPOTENCY_KEY_META;
+      const meta = params._meta ?? {};
+      if (!Object.hasOwn(meta, metaName)) sent = { ...params, _meta: { ...meta, [metaName]: key } };
+    }
+    const result = await callTool(sent, resultSchema, requestOptions);
+    if (!report) {
+      const stopped = stoppedCallOf(result);
+      if (stopped !== undefined) throw stoppingErrorOf(stopped, client.getServerVersion()?.name);
+    }
+    return result;
+  };
+  client.callTool = fenced;
+  fencedClients.add(client);
+  return client;
+}
+
+/**
+ * What a connected server advertises in `capabilities.experimental.toolfence`, or `undefined`
+ * for a server that does not dedupe by a client's key (or before `connect()`).
+ */
+export function toolfenceCapabilityOf(
+  client: Pick<Client, 'getServerCapabilities'>,
+): ToolfenceCapability | undefined {
+  const value = client.getServerCapabilities()?.experimental?.[TOOLFENCE_CAPABILITY] as
+    | Partial<ToolfenceCapability>
+    | undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (typeof value.idempotencyKeyMeta !== 'string' || value.idempotencyKeyMeta === '') return undefined;
+  return { version: 1, idempotencyKeyMeta: value.idempotencyKeyMeta };
+}
+
+/** A tool as `client.listTools()` lists it (the fields read here). */
+export interface ListedTool {
+  readonly name: string;
+  readonly annotations?: ToolHints | undefined;
+}
+
+/** Options of {@link mcpToolPolicies}. */
+export interface McpToolPoliciesOptions {
+  /** Policies by tool name; always win. */
+  readonly policies?: { readonly [toolName: string]: IdempotencyPolicy } | undefined;
+  /**
+   * Derive a policy from the server's annotations for every listed tool without one in
+   * `policies` ({@link policyFromAnnotations}). Only `true` does: the specification says a client
+   * must not base decisions on annotations from a server it does not trust. Without it a tool
+   * without a policy gets none and runs as it did.
+   */
+  readonly trustAnnotations?: boolean | undefined;
+}
+
+/**
+ * The policy table (tool name -> policy) for the tools a client listed, to give `fenceTools`
+ * (`@toolfence/vercel-ai`, `@toolfence/langchain`) for the tools made from them.
+ *
+ * @throws PolicyError an entry of `policies` names a tool the server did not list.
+ */
+export function mcpToolPolicies(
+  tools: ReadonlyArray<ListedTool> | { readonly tools: ReadonlyArray<ListedTool> },
+  options: McpToolPoliciesOptions = {},
+): Record<string, IdempotencyPolicy> {
+  const listed = Array.isArray(tools)
+    ? tools
+    : (tools as { readonly tools: ReadonlyArray<ListedTool> }).tools;
+  const explicit = options.policies ?? {};
+  const names = new Set(listed.map((tool) => tool.name));
+  for (const name of Object.keys(explicit)) {
+    if (!names.has(name)) {
+      throw new PolicyError('policies', `names tool "${name}", which the server did not list`, {
+        tool: name,
+      });
+    }
+  }
+  const table: Record<string, IdempotencyPolicy> = {};
+  for (const tool of listed) {
+    const policy = Object.hasOwn(explicit, tool.name)
+      ? explicit[tool.name]
+      : options.trustAnnotations === true
+        ? policyFromAnnotations(tool.annotations)
+        : undefined;
+    if (policy !== undefined) table[tool.name] = policy;
+  }
+  return table;
+}

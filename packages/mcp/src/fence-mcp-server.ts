@@ -1,0 +1,290 @@
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type Guard,
+  type GuardedCall,
+  Idempotency,
+  type IdempotencyPolicy,
+  PolicyError,
+} from '@toolfence/core';
+import { policyFromAnnotations } from './annotation-policy.js';
+import {
+  DEFAULT_IDEMPOTENCY_KEY_META,
+  isStoppingError,
+  type StoppedCallBody,
+  type StoppingError,
+  stoppedCallBody,
+  stoppedCallResult,
+  TOOLFENCE_CAPABILITY,
+  type ToolfenceCapability,
+} from './stopped-result.js';
+
+/** What the SDK passes a tool handler besides its arguments. */
+export type ToolHandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * A fixed value, or a function of the request's `extra` (session id, auth info, `_meta`) and the
+ * tool's name; `undefined` falls back to the next source.
+ */
+export type RequestValue = string | ((extra: ToolHandlerExtra, toolName: string) => string | undefined);
+
+/** The call an {@link FenceMcpServerOptions.onIndeterminate} hook is told about. */
+export interface StoppedServerCall {
+  readonly toolName: string;
+  /** The JSON-RPC request id, as a string. */
+  readonly requestId: string;
+  readonly sessionId: string | undefined;
+  readonly body: StoppedCallBody;
+}
+
+/** Options of {@link fenceMcpServer}. */
+export interface FenceMcpServerOptions {
+  /** The guard that runs every guarded call (and owns the store every server process shares). */
+  readonly guard: Guard;
+  /**
+   * Policy per tool name; wins over the tool's annotations. A name with no tool yet applies when
+   * a tool of that name is registered (so it is not refused). `Idempotency.READ_ONLY` leaves a
+   * tool exactly as it was.
+   */
+  readonly policies?: { readonly [toolName: string]: IdempotencyPolicy } | undefined;
+  /**
+   * Derive the policy of a tool without an entry in `policies` from its own annotations
+   * (see {@link policyFromAnnotations}): `readOnlyHint` -> READ_ONLY, `idempotentHint` ->
+   * IDEMPOTENT, otherwise EFFECTFUL. Default `true`: these are the annotations of the server
+   * being fenced, written by its own authors. `false`: a tool without a policy runs unguarded.
+   */
+  readonly policiesFromAnnotations?: boolean | undefined;
+  /**
+   * Tenant of a call, e.g. `(extra) => extra.authInfo?.clientId`. Default: the guard's tenant.
+   * Part of every key, so two tenants never share a record.
+   */
+  readonly tenant?: RequestValue | undefined;
+  /**
+   * Run id of a call without an idempotency key, for `'run'`-scoped policies (the default
+   * scope). Default: `extra.sessionId` (Streamable HTTP sessions; stdio has none). Without a run
+   * id such a call fails closed (`KeyDerivationError`, reported as an error result, tool not run).
+   */
+  readonly runId?: RequestValue | undefined;
+  /** The `params._meta` field the client's idempotency key is read from. Default `'idempotencyKey'`. */
+  readonly idempotencyKeyMeta?: string | undefined;
+  /**
+   * Called (synchronously, before the result is sent) when a call ends indeterminate or
+   * abandoned: to alert an operator. An exception thrown by the hook is ignored.
+   */
+  readonly onIndeterminate?: ((error: StoppingError, call: StoppedServerCall) => void) | undefined;
+}
+
+/** The longest client idempotency key accepted (UTF-16 code units); the IETF draft's keys are far shorter. */
+export const MAX_CLIENT_KEY_LENGTH = 255;
+
+// The parts of McpServer 1.32 this adapter relies on. `executeToolHandler` is the one method
+// every plain tool call passes through (after lookup, enabled and input checks, before output
+// validation); `_registeredTools` names the tool it was given.
+interface McpServerInternals {
+  _registeredTools: Record<string, RegisteredTool>;
+  executeToolHandler(tool: RegisteredTool, args: unknown, extra: ToolHandlerExtra): Promise<unknown>;
+  server: McpServer['server'];
+}
+
+const fencedServers = new WeakSet<object>();
+
+/**
+ * Make the tool handlers of an MCP `McpServer` run at most once per key, without rewriting the
+ * server: tools already registered and tools registered later, including handlers replaced with
+ * `tool.update({ callback })` and renamed tools.
+ *
+ * - Key: the client's `params._meta.idempotencyKey` (SEP-3182's name; see
+ *   `idempotencyKeyMeta`), hashed with tenant and tool as a business key (`scope: 'tenant'`), so
+ *   a key reused with other arguments is an `IdempotencyConflictError`. Without one, the key the
+ *   policy derives from the arguments (run scope: the run id is `options.runId`). The JSON-RPC
+ *   request id is the call id.
+ * - Policy: `options.policies[name]`, else the tool's annotations (`policiesFromAnnotations`).
+ * - A repeat returns the recorded `CallToolResult` (structured content included); a call in
+ *   flight with the same key waits for it.
+ * - An indeterminate or abandoned call answers an `isError` result whose text says so and whose
+ *   `_meta.toolfence` (and `structuredContent.toolfence` when the tool has no output schema)
+ *   names the key: see `docs/mcp.md`. Every other guard error (conflict, store unavailable, key
+ *   derivation, a waiter's `OutcomePendingError`) is thrown to the SDK, which answers it as an
+ *   `isError` text result, as it does any handler error.
+ * - Advertises `capabilities.experimental.toolfence = { version: 1, idempotencyKeyMeta }`.
+ *
+ * Call it before `connect()` (capabilities are fixed once connected). Task-based tools
+ * (`registerToolTask`) are passed through unguarded.
+ *
+ * @returns the same server.
+ * @throws TypeError the server is not an SDK 1.32-compatible McpServer, is already fenced, or is
+ *   connected.
+ * @throws PolicyError a policy is invalid, names a `keyArguments` entry that is not a parameter
+ *   of the tool's input schema, or has `key: 'call'` (the request id is no key on a server).
+ */
+export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcpServerOptions): S {
+  const { guard } = options ?? ({} as FenceMcpServerOptions);
+  if (guard === undefined || typeof guard.run !== 'function') {
+    throw new TypeError('fenceMcpServer needs a guard');
+  }
+  const internals = server as unknown as McpServerInternals;
+  if (
+    internals === null ||
+    typeof internals !== 'object' ||
+    typeof internals.executeToolHandler !== 'function' ||
+    internals._registeredTools === null ||
+    typeof internals._registeredTools !== 'object'
+  ) {
+    // A different SDK shape would leave every tool silently unguarded: refuse instead.
+    throw new TypeError(
+      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler and _registeredTools)',
+    );
+  }
+  if (fencedServers.has(server)) throw new TypeError('fenceMcpServer: this server is already fenced');
+  const policies = options.policies ?? {};
+  if (policies === null || typeof policies !== 'object') {
+    throw new TypeError('fenceMcpServer: policies must be an object (tool name -> policy)');
+  }
+  const metaName = options.idempotencyKeyMeta ?? DEFAULT_IDEMPOTENCY_KEY_META;
+  if (typeof metaName !== 'string' || metaName.length === 0) {
+    throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
+  }
+  const fromAnnotations = options.policiesFromAnnotations ?? true;
+  const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
+
+  const policyOf = (toolName: string, tool: RegisteredTool): IdempotencyPolicy | undefined => {
+    const policy = Object.hasOwn(policies, toolName)
+      ? policies[toolName]
+      : fromAnnotations
+        ? policyFromAnnotations(tool.annotations)
+        : undefined;
+    if (policy === undefined) return undefined;
+    // Checked once per tool and policy, against the tool's parameters.
+    if (checked.get(tool) !== policy) {
+      if (policy.key === 'call') {
+        // The call id here is the JSON-RPC request id: a per-connection counter that a retry does
+        // not repeat and another connection does reuse, so it would both miss repeats and merge
+        // different calls.
+        throw new PolicyError(
+          'key',
+          "'call' is not a key on an MCP server (the JSON-RPC request id is a per-connection counter): " +
+            "use the client's _meta idempotency key, 'arguments' or a business key",
+          { tool: toolName },
+        );
+      }
+      guard.checkPolicy(policy, { tool: toolName, parameterNames: parameterNamesOf(tool.inputSchema) });
+      checked.set(tool, policy);
+    }
+    return policy;
+  };
+
+  // Fail at wrap time, not at the first call, for every tool already registered.
+  for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
+
+  const capability: ToolfenceCapability = { version: 1, idempotencyKeyMeta: metaName };
+  internals.server.registerCapabilities({ experimental: { [TOOLFENCE_CAPABILITY]: { ...capability } } });
+
+  const execute = internals.executeToolHandler;
+  internals.executeToolHandler = async function fencedExecuteToolHandler(
+    this: McpServerInternals,
+    tool: RegisteredTool,
+    args: unknown,
+    extra: ToolHandlerExtra,
+  ): Promise<unknown> {
+    const run = (signal: AbortSignal | undefined) =>
+      execute.call(this, tool, args, signal === undefined ? extra : { ...extra, signal });
+    const toolName = nameOf(this._registeredTools, tool);
+    // Task handlers answer a task, not a result: out of scope, run as they were.
+    if (toolName === undefined || 'createTask' in (tool.handler as object)) return run(undefined);
+    const base = policyOf(toolName, tool);
+    if (base === undefined || base.kind === Idempotency.READ_ONLY) return run(undefined);
+
+    const clientKey = clientKeyOf(extra, metaName);
+    const tenant = resolveValue(options.tenant, extra, toolName);
+    const call: GuardedCall = {
+      tool: toolName,
+      // The validated arguments the handler receives; a tool without an input schema gets none.
+      arguments: (args ?? {}) as Record<string, unknown>,
+      callId: String(extra.requestId),
+      tenant,
+      runId:
+        clientKey === undefined
+          ? (resolveValue(options.runId, extra, toolName) ?? extra.sessionId)
+          : undefined,
+      policy: clientKey === undefined ? base : businessKeyPolicy(base, clientKey),
+      signal: extra.signal,
+    };
+    try {
+      return await guard.run(call, (context) => run(context.signal));
+    } catch (error) {
+      if (!isStoppingError(error)) throw error;
+      const body = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
+      if (options.onIndeterminate !== undefined) {
+        try {
+          options.onIndeterminate(error, {
+            toolName,
+            requestId: String(extra.requestId),
+            sessionId: extra.sessionId,
+            body,
+          });
+        } catch {
+          // A hook must not change what the client gets.
+        }
+      }
+      return stoppedCallResult(error, body, tool.outputSchema !== undefined);
+    }
+  };
+  fencedServers.add(server);
+  return server;
+}
+
+/** The policy with the client's key as its business key, held across runs of the tenant. */
+function businessKeyPolicy(policy: IdempotencyPolicy, clientKey: string): IdempotencyPolicy {
+  const { keyArguments: _ignored, ...rest } = policy;
+  return { ...rest, key: () => clientKey, scope: 'tenant' };
+}
+
+function clientKeyOf(extra: ToolHandlerExtra, metaName: string): string | undefined {
+  const meta = extra._meta as Record<string, unknown> | undefined;
+  if (meta === undefined || meta === null || !Object.hasOwn(meta, metaName)) return undefined;
+  const value = meta[metaName];
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_KEY_LENGTH) {
+    // Thrown before anything is claimed: the SDK answers it as an error result.
+    throw new TypeError(
+      `_meta.${metaName} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
+    );
+  }
+  return value;
+}
+
+function nameOf(tools: Record<string, RegisteredTool>, tool: RegisteredTool): string | undefined {
+  for (const name in tools) if (tools[name] === tool) return name;
+  return undefined;
+}
+
+function resolveValue(
+  value: RequestValue | undefined,
+  extra: ToolHandlerExtra,
+  toolName: string,
+): string | undefined {
+  return typeof value === 'function' ? value(extra, toolName) : value;
+}
+
+/** The top-level parameter names of a registered tool's (zod object) input schema. */
+function parameterNamesOf(schema: unknown): readonly string[] | undefined {
+  if (schema === null || typeof schema !== 'object') return undefined;
+  const internals = schema as {
+    _zod?: { def?: { type?: unknown; shape?: unknown } };
+    _def?: { typeName?: unknown; shape?: unknown };
+  };
+  const zod4 = internals._zod?.def;
+  if (zod4 !== undefined) {
+    return zod4.type === 'object' && isRecord(zod4.shape) ? Object.keys(zod4.shape) : undefined;
+  }
+  const zod3 = internals._def;
+  if (zod3?.typeName === 'ZodObject') {
+    const shape = typeof zod3.shape === 'function' ? (zod3.shape as () => unknown)() : zod3.shape;
+    return isRecord(shape) ? Object.keys(shape) : undefined;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object';
+}

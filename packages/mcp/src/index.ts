@@ -1,0 +1,28 @@
+// The public API of @toolfence/mcp. Named exports only; everything else is internal.
+
+export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+export {
+  type FenceMcpClientOptions,
+  fenceMcpClient,
+  type ListedTool,
+  type McpToolPoliciesOptions,
+  mcpToolPolicies,
+  toolfenceCapabilityOf,
+} from './fence-mcp-client.js';
+export {
+  type FenceMcpServerOptions,
+  fenceMcpServer,
+  MAX_CLIENT_KEY_LENGTH,
+  type RequestValue,
+  type StoppedServerCall,
+  type ToolHandlerExtra,
+} from './fence-mcp-server.js';
+export {
+  DEFAULT_IDEMPOTENCY_KEY_META,
+  isStoppingError,
+  type StoppedCallBody,
+  type StoppingError,
+  stoppedCallOf,
+  TOOLFENCE_CAPABILITY,
+  type ToolfenceCapability,
+} from './stopped-result.js';
