@@ -36,6 +36,7 @@ export {
   MIN_KEY_SECRET_BYTES,
 } from './key/idempotency-key.js';
 export {
+  type ArgumentsMismatch,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_ATTEMPTS,
   DEFAULT_RETENTION_MS,

@@ -56,12 +56,7 @@ export function callStateOf(
     callId: call.callId,
     secret: keySecret,
   });
-  // An all-arguments key already commits to every argument; other keys need a fingerprint to
-  // tell a reused key with other arguments (IETF Idempotency-Key draft: 422 on mismatch).
-  // With the 'arguments' strategy a repeat is defined by the key arguments alone, so the key
-  // serves as the fingerprint (other arguments are not compared, and need not be hashable).
-  const checkFingerprint = policy.key !== 'arguments';
-  const fingerprint = checkFingerprint ? fingerprintOf(call, keySecret) : key;
+  const { fingerprint, checkFingerprint } = fingerprintFor(call, policy, key, keySecret);
   const running = currentToolCall();
   if (running !== undefined && running.idempotencyKey === key && running.tenant === tenant) {
     throw new TypeError(
@@ -80,6 +75,33 @@ export function callStateOf(
     flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`,
     flight: undefined,
   };
+}
+
+/**
+ * What the store compares to tell a reused key with other arguments.
+ * - A business or `'call'` key: the fingerprint of every argument, checked (IETF Idempotency-Key
+ *   draft: 422 on mismatch).
+ * - An all-arguments key already commits to every argument: the key itself, unchecked.
+ * - A key of some arguments: the fingerprint of every argument, so a repeat with other non-key
+ *   arguments is told (`argumentsDiffer`), checked only with `onArgumentsMismatch: 'conflict'`.
+ *   Non-key arguments need not be hashable: when they are not, the key stands in, unchecked.
+ */
+function fingerprintFor(
+  call: GuardedCall,
+  policy: ResolvedPolicy,
+  key: string,
+  keySecret: KeySecret | undefined,
+): { fingerprint: string; checkFingerprint: boolean } {
+  if (policy.key !== 'arguments')
+    return { fingerprint: fingerprintOf(call, keySecret), checkFingerprint: true };
+  if (policy.keyArguments === undefined) return { fingerprint: key, checkFingerprint: false };
+  const checkFingerprint = policy.onArgumentsMismatch === 'conflict';
+  try {
+    return { fingerprint: fingerprintOf(call, keySecret), checkFingerprint };
+  } catch (error) {
+    if (checkFingerprint) throw error;
+    return { fingerprint: key, checkFingerprint: false };
+  }
 }
 
 /** The fingerprint of every argument; a value that cannot be read is a KeyDerivationError. */

@@ -252,7 +252,11 @@ function answerSettled<T>(runtime: GuardRuntime, state: CallState, claim: Settle
     case 'completed': {
       const encoded = record.outcome ?? '';
       const value = runtime.decodeOutcome(encoded, tool) as T;
-      runtime.emit('tool.deduplicated', state, record);
+      // Both fingerprints cover every argument (neither is the key standing in): a repeat whose
+      // non-key arguments differ is told so (the outcome is the key's, as documented).
+      const argumentsDiffer =
+        state.fingerprint !== key && record.fingerprint !== key && record.fingerprint !== state.fingerprint;
+      runtime.emit('tool.deduplicated', state, record, argumentsDiffer ? { argumentsDiffer } : undefined);
       return { value, encoded, attempt: record.attempt, fence: record.fence };
     }
     case 'conflict':

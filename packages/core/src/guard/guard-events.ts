@@ -34,6 +34,12 @@ export interface GuardEvent {
   readonly error?: { readonly type: string; readonly message: string };
   /** For `tool.completed`: false when the result could not be recorded (store unreachable). */
   readonly recorded?: boolean;
+  /**
+   * For `tool.deduplicated`: true when the repeat's arguments outside `keyArguments` differ from
+   * those of the call that recorded the outcome (it still gets that outcome; choose
+   * `onArgumentsMismatch: 'conflict'` to refuse it instead). Absent otherwise.
+   */
+  readonly argumentsDiffer?: boolean;
   /** For `tool.started`: true when this attempt took over from a lost holder. */
   readonly takeover?: boolean;
 }

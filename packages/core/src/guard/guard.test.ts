@@ -919,6 +919,47 @@ describe('Guard under hostile input and failures', () => {
     expect((renewedAtMs[0] as number) - bodyStartedAtMs).toBeLessThan(100);
   });
 
+  it('a repeat whose arguments outside keyArguments differ replays the outcome and says argumentsDiffer', async () => {
+    const { guard, events } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] };
+    expect(await guard.run(call({ orderId: 'A', amount: 30 }, policy), () => 'refunded 30')).toBe(
+      'refunded 30',
+    );
+    expect(await guard.run(call({ orderId: 'A', amount: 30 }, policy), () => 'must not run')).toBe(
+      'refunded 30',
+    );
+    expect(await guard.run(call({ orderId: 'A', amount: 99 }, policy), () => 'must not run')).toBe(
+      'refunded 30',
+    );
+    const dedups = events.filter((event) => event.type === 'tool.deduplicated');
+    expect(dedups.map((event) => event.argumentsDiffer)).toEqual([undefined, true]);
+  });
+
+  it("onArgumentsMismatch: 'conflict' refuses a repeat whose other arguments differ, as business keys do", async () => {
+    const { guard } = setup();
+    const policy = {
+      kind: Idempotency.EFFECTFUL,
+      keyArguments: ['orderId'],
+      onArgumentsMismatch: 'conflict' as const,
+    };
+    expect(await guard.run(call({ orderId: 'A', amount: 30 }, policy), () => 'refunded 30')).toBe(
+      'refunded 30',
+    );
+    expect(await guard.run(call({ orderId: 'A', amount: 30 }, policy), () => 'must not run')).toBe(
+      'refunded 30',
+    );
+    const conflict = await rejection(
+      guard.run(call({ orderId: 'A', amount: 99 }, policy), () => 'must not run'),
+    );
+    expect(IdempotencyConflictError.isInstance(conflict)).toBe(true);
+    // Arguments that cannot be compared cannot be checked: refused before anything is claimed.
+    const unhashable = await rejection(guard.run(call({ orderId: 'B', blob: new Map() }, policy), () => 'x'));
+    expect(KeyDerivationError.isInstance(unhashable)).toBe(true);
+    expect(() =>
+      new Guard({ store: new MemoryStore() }).checkPolicy({ ...policy, onArgumentsMismatch: 'x' as never }),
+    ).toThrow(PolicyError);
+  });
+
   it('keySecret makes keys and fingerprints HMACs: same secret dedupes, another secret or none does not', async () => {
     const store = new MemoryStore();
     const secret = 'a test secret that is at least 32 bytes long';

@@ -62,7 +62,18 @@ export interface IdempotencyPolicy {
    * Default: no error qualifies (any error is indeterminate).
    */
   readonly isNoEffectError?: (error: unknown) => boolean;
+  /**
+   * With `keyArguments` naming only some arguments, what a repeat whose OTHER arguments differ
+   * gets: `'replay'` (default) the recorded outcome, as the key says (the `tool.deduplicated` event
+   * then carries `argumentsDiffer: true`); `'conflict'` an `IdempotencyConflictError`, as business
+   * keys do. A repeat is defined by the key arguments; the others may differ on a retry (a new
+   * timestamp, a reworded memo) and are compared through the record's fingerprint only.
+   */
+  readonly onArgumentsMismatch?: ArgumentsMismatch;
 }
+
+/** What a repeat whose non-key arguments differ gets: see `IdempotencyPolicy.onArgumentsMismatch`. */
+export type ArgumentsMismatch = 'replay' | 'conflict';
 
 /** Guard-wide defaults a policy may override. Durations in milliseconds. */
 export interface PolicyDefaults {
@@ -87,6 +98,7 @@ export interface ResolvedPolicy {
   readonly timeoutMs: number | undefined;
   readonly waitTimeoutMs: number;
   readonly isNoEffectError: (error: unknown) => boolean;
+  readonly onArgumentsMismatch: ArgumentsMismatch;
 }
 
 /** Documented defaults. */
@@ -216,6 +228,16 @@ export function resolvePolicy(
   if (policy.isNoEffectError !== undefined && typeof policy.isNoEffectError !== 'function') {
     throw new PolicyError('isNoEffectError', 'must be a function', { tool });
   }
+  const onArgumentsMismatch = policy.onArgumentsMismatch ?? 'replay';
+  if (onArgumentsMismatch !== 'replay' && onArgumentsMismatch !== 'conflict') {
+    throw new PolicyError(
+      'onArgumentsMismatch',
+      `must be 'replay' or 'conflict', got ${String(onArgumentsMismatch)}`,
+      {
+        tool,
+      },
+    );
+  }
 
   return {
     kind: policy.kind,
@@ -229,6 +251,7 @@ export function resolvePolicy(
     timeoutMs,
     waitTimeoutMs,
     isNoEffectError: policy.isNoEffectError ?? noError,
+    onArgumentsMismatch,
   };
 }
 
