@@ -2,10 +2,14 @@
 
 export {
   type ConfigValue,
-  FencedTool,
+  FENCED_TOOL,
+  type FencedTool,
   type FenceToolOptions,
   fenceTool,
+  isFencedTool,
   type OnIndeterminate,
+  type ToolArguments,
 } from './fence-tool.js';
-export { type FenceToolsOptions, fenceTools } from './fence-tools.js';
+export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
+export { type StopError, stopErrorOf } from './stop-error-of.js';
 export { type ToolfenceMiddlewareOptions, toolfenceMiddleware } from './toolfence-middleware.js';
