@@ -217,7 +217,9 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
     const parsed = await parseArguments(this.argumentSchema, toolCall === undefined ? input : toolCall.args);
 
     const runId = resolveRunId(this.runIdOption, effective);
-    if (this.policy.scope === 'run' && runId === undefined) throw missingRunIdError(this.name);
+    if (this.policy.scope === 'run' && this.policy.kind !== 'read_only' && runId === undefined) {
+      throw missingRunIdError(this.name);
+    }
     const tenant = resolveConfigValue(this.tenantOption, effective);
 
     let own = undefined as OwnResult | undefined;

@@ -93,7 +93,9 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
   const runScoped: string[] = [];
   for (const [name, policy] of Object.entries(policies)) {
     if (policy === undefined) continue;
-    if (guard.checkPolicy(policy, { tool: name }).scope === 'run') runScoped.push(name);
+    const resolved = guard.checkPolicy(policy, { tool: name });
+    // A READ_ONLY call keeps no record: it needs no key, so no run id.
+    if (resolved.scope === 'run' && resolved.kind !== 'read_only') runScoped.push(name);
   }
 
   const policyOf = (name: string): IdempotencyPolicy | undefined =>
