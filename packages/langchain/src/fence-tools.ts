@@ -5,11 +5,14 @@ import type { ConfigValue } from './internal/call-scope.js';
 import type { OnIndeterminate } from './internal/stop-errors.js';
 
 /**
- * A policy per tool name, each typed by that tool's arguments (where the tools' names are literal
- * types, as `tool(fn, { name: 'refund_order', … })` gives them).
+ * A policy per tool name, each typed by that tool's arguments where the tools' names are literal
+ * types, as `tool(fn, { name: 'refund_order', … })` gives them.
  */
 export type PoliciesFor<Tools extends readonly StructuredToolInterface[]> = {
-  readonly [Tool in Tools[number] as Tool['name']]?: IdempotencyPolicy<ToolArguments<Tool>>;
+  readonly [Name in Tools[number]['name']]?: string extends Name
+    ? // A tool whose name is typed `string`: its arguments cannot be told from the others'.
+      IdempotencyPolicy
+    : IdempotencyPolicy<ToolArguments<Extract<Tools[number], { name: Name }>>>;
 };
 
 /** Options of {@link fenceTools}. */
