@@ -10,7 +10,7 @@ import {
   KeyDerivationError,
   StepStoppedError,
 } from '@toolfence/core';
-import { fenceTool, stopErrorOf, toolfenceMiddleware } from '@toolfence/langchain';
+import { fenceTool, fenceTools, stopErrorOf, toolfenceMiddleware } from '@toolfence/langchain';
 import { createAgent, fakeModel, humanInTheLoopMiddleware } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -368,4 +368,29 @@ describe('approval before the claim: humanInTheLoopMiddleware', () => {
     expect(refunds).toEqual([{ orderId: 'A-1', cents: 500 }]);
     expect(await guard.inspect(events[0]?.key ?? '')).toMatchObject({ state: 'completed' });
   });
+});
+
+describe('policies are own properties only (LangChain)', () => {
+  for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__']) {
+    it(`a tool named "${name}" without a policy runs as before, in fenceTools and in the middleware`, async () => {
+      const { guard, events } = recordingGuard();
+      let runs = 0;
+      const named = tool(async ({ x }) => `${++runs}:${x}`, {
+        name,
+        description: 'A tool with an unlucky name.',
+        schema: z.object({ x: z.number() }),
+      });
+      const [same] = fenceTools([named], { guard, policies: {} });
+      expect(same).toBe(named);
+      const result = await createAgent({
+        model: fakeModel()
+          .respondWithTools([{ name, args: { x: 1 }, id: 'call_a' }])
+          .respond(new AIMessage('Done.')),
+        tools: [named],
+        middleware: [toolfenceMiddleware({ guard, policies: {} })],
+      }).invoke(userMessage, thread('t1'));
+      expect(toolMessages(result.messages).map((m) => m.content)).toEqual(['1:1']);
+      expect(events).toEqual([]);
+    });
+  }
 });
