@@ -165,6 +165,7 @@ describe('toolfenceMiddleware guards the tools of an existing agent', () => {
     const ours = toolfenceMiddleware({ guard, policies: {} });
     const reference = createMiddleware({
       name: 'toolfence',
+      beforeAgent: ours.beforeAgent as never,
       wrapToolCall: ours.wrapToolCall,
       wrapModelCall: ours.wrapModelCall,
     });

@@ -13,6 +13,7 @@ import {
 import {
   fenceTools,
   indeterminateErrorOf,
+  isSetupFault,
   type StoppingError,
   stopOnIndeterminate,
   toolfenceContext,
@@ -117,6 +118,7 @@ describe('fenceTools: wrapping', () => {
     const { guard } = guardWithEvents();
     const { tools } = bookingTools();
     const wrap = () =>
+      // @ts-expect-error a key argument the schema lacks is a compile error as well
       fenceTools(tools, { guard, policies: { bookSeat: { ...effectful, keyArguments: ['seatNumber'] } } });
     expect(wrap).toThrow(PolicyError);
     expect(wrap).toThrow(/"seatNumber", which is not a parameter of the tool \(parameters: seat, note\)/);
@@ -139,6 +141,7 @@ describe('fenceTools: wrapping', () => {
     };
     let caught: unknown;
     try {
+      // @ts-expect-error a key argument the schema lacks is a compile error as well
       fenceTools(tools, { guard, policies: { refund: { ...effectful, keyArguments: ['order'] } } });
     } catch (error) {
       caught = error;
@@ -181,7 +184,9 @@ describe('fenceTools: wrapping', () => {
     ).toThrow(/heartbeatMs \(1000\) must be shorter than leaseMs \(1000\)/);
     expect(() =>
       fenceTools(tools, { guard, policies: { bookSeats: effectful } as Record<string, typeof effectful> }),
-    ).toThrow(/names tool "bookSeats", which is not in the tool set/);
+    ).toThrow(
+      /names tool "bookSeats", which is not in the tool set \(tools: bookSeat\); a misspelt name would leave a tool unguarded/,
+    );
   });
 });
 
@@ -313,22 +318,32 @@ describe('fenceTools with generateText', () => {
     });
   });
 
-  it('fails closed, as a tool error the model sees, when a run-scoped call has no run id', async () => {
-    const { guard } = guardWithEvents();
+  it('without a run id, stops the run at the first call (generateText rejects; the model never reads it), naming both fixes', async () => {
+    const { guard, events } = guardWithEvents();
     const { tools, effects } = bookingTools();
-    const result = await generateText({
-      model: scriptedModel([[{ toolName: 'bookSeat', input: { seat: '1A' } }], 'could not book']),
+    const model = scriptedModel([
+      [
+        { toolName: 'bookSeat', input: { seat: '1A' } },
+        { toolName: 'bookSeat', input: { seat: '1B' } },
+      ],
+      'could not book',
+    ]);
+    const error = await generateText({
+      model,
       tools: fenceTools(tools, { guard, policies: { bookSeat: effectful } }),
-      prompt: 'Book 1A',
+      prompt: 'Book 1A and 1B',
       stopWhen: [stepCountIs(5), stopOnIndeterminate()],
-    });
+    }).catch((caught: unknown) => caught);
+    expect(KeyDerivationError.isInstance(error)).toBe(true);
+    expect(isSetupFault(error)).toBe(true);
+    const message = (error as Error).message;
+    expect(message).toContain('Cannot derive the idempotency key of tool "bookSeat": no run id');
+    expect(message).toContain('fenceTools(tools, { runId })');
+    expect(message).toContain('toolfenceContext({ runId })');
     expect(effects).toHaveLength(0);
-    const errors = partsOf(result.steps).filter((part) => part.type === 'tool-error');
-    expect(errors).toHaveLength(1);
-    expect(KeyDerivationError.isInstance(errors[0]?.error)).toBe(true);
-    // Not an indeterminate outcome: the model saw the error and the loop went on.
-    expect(result.steps).toHaveLength(2);
-    expect(indeterminateErrorOf(result)).toBeUndefined();
+    expect(events).toEqual([]);
+    // One model call: the error went to the caller, not back to the model.
+    expect(model.doGenerateCalls).toHaveLength(1);
   });
 
   it('ends the run with IndeterminateOutcomeError after ECONNRESET and never re-runs the tool', async () => {

@@ -10,6 +10,7 @@ export { LeaseLostError } from './errors/lease-lost-error.js';
 export { OutcomeEncodingError } from './errors/outcome-encoding-error.js';
 export { OutcomePendingError } from './errors/outcome-pending-error.js';
 export { PolicyError } from './errors/policy-error.js';
+export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-error.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
 export { StoreUnavailableError } from './errors/store-unavailable-error.js';
@@ -36,6 +37,7 @@ export {
   MIN_KEY_SECRET_BYTES,
 } from './key/idempotency-key.js';
 export {
+  type ArgumentName,
   type ArgumentsMismatch,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_ATTEMPTS,

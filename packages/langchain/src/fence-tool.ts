@@ -1,13 +1,8 @@
 import { parseCallbackConfigArg } from '@langchain/core/callbacks/manager';
 import { type ToolCall, ToolMessage } from '@langchain/core/messages';
 import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
-import {
-  StructuredTool,
-  type StructuredToolCallInput,
-  type StructuredToolInterface,
-  type ToolReturnType,
-  type ToolRunnableConfig,
-} from '@langchain/core/tools';
+import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from '@langchain/core/tools';
+import type { InferInteropZodOutput, InteropZodType } from '@langchain/core/utils/types';
 import type { Guard, IdempotencyPolicy, ResolvedPolicy } from '@toolfence/core';
 import {
   type ConfigValue,
@@ -27,12 +22,15 @@ import {
 export type { ConfigValue } from './internal/call-scope.js';
 export type { OnIndeterminate } from './internal/stop-errors.js';
 
-/** Options of {@link fenceTool}. */
-export interface FenceToolOptions {
+/** Options of {@link fenceTool}. `TArguments`: the tool's parsed argument type, inferred. */
+export interface FenceToolOptions<TArguments = Record<string, unknown>> {
   /** The guard (and through it the store) every worker of the agent shares. */
   readonly guard: Guard;
-  /** How repeating this tool affects the world, and how its key is made. */
-  readonly policy: IdempotencyPolicy;
+  /**
+   * How repeating this tool affects the world, and how its key is made. Typed by the tool's
+   * schema: `keyArguments` must name its arguments, and a `key` function gets its arguments.
+   */
+  readonly policy: IdempotencyPolicy<TArguments>;
   /**
    * When the call ends with `IndeterminateOutcomeError` (an effectful call whose outcome is
    * unknown) or `ExecutionAbandonedError`:
@@ -53,10 +51,46 @@ export interface FenceToolOptions {
   readonly runId?: ConfigValue;
 }
 
-/** The input type of a LangChain tool `T` (`unknown` if it declares none). Exported as `ToolInputOf`. */
-export type InputOf<T> = T extends StructuredToolInterface<any, infer I, any> ? I : unknown;
-/** The output type of a LangChain tool `T` (`unknown` if it declares none). Exported as `ToolOutputOf`. */
-export type OutputOf<T> = T extends StructuredToolInterface<any, any, infer O> ? O : unknown;
+/**
+ * The parsed argument type of a LangChain tool (what its function receives): the schema's output
+ * type, or `Record<string, unknown>` when it is not an object type or not known.
+ */
+export type ToolArguments<T> = (
+  T extends StructuredTool<any, infer Output, any, any, any>
+    ? Output
+    : T extends { schema: infer Schema extends InteropZodType }
+      ? InferInteropZodOutput<Schema>
+      : unknown
+) extends infer Arguments
+  ? Arguments extends object
+    ? Arguments
+    : Record<string, unknown>
+  : never;
+
+/** The registered symbol every toolfence-guarded tool carries (shared by every package copy). */
+export const FENCED_TOOL: unique symbol = Symbol.for('toolfence.fencedTool') as never;
+
+/**
+ * A LangChain tool guarded by toolfence: the tool's own type (same `invoke`, schema, name and
+ * output types, so code that calls the tool compiles unchanged), plus the tool it wraps and its
+ * checked policy. Build it with {@link fenceTool}; recognise one with {@link isFencedTool}.
+ */
+export type FencedTool<T extends StructuredToolInterface = StructuredToolInterface> = T & {
+  /** The tool this one guards. */
+  readonly wrappedTool: T;
+  /** The policy, checked and filled in when the tool was wrapped. */
+  readonly policy: ResolvedPolicy;
+  readonly [FENCED_TOOL]: true;
+};
+
+/**
+ * True for a tool already guarded by toolfence (from any copy of the package): its
+ * `Symbol.for('toolfence.fencedTool')` marker. Wrapping one again (or naming it in
+ * `toolfenceMiddleware` policies) passes it through: its own policy stays in force.
+ */
+export function isFencedTool(tool: unknown): tool is FencedTool {
+  return typeof tool === 'object' && tool !== null && (tool as Record<symbol, unknown>)[FENCED_TOOL] === true;
+}
 
 /** The wrapped tool as the wrapper calls it. */
 type InnerTool = StructuredToolInterface & {
@@ -76,10 +110,10 @@ interface OwnResult {
 }
 
 /**
- * A LangChain tool guarded by toolfence. To an agent it is the wrapped tool: same `name`,
+ * The wrapper behind {@link FencedTool}. To an agent it is the wrapped tool: same `name`,
  * `description`, `schema`, `returnDirect`, `responseFormat`, `extras`, `metadata`, `tags`,
  * `verbose`, `verboseParsingErrors`; on a first run it returns exactly what the wrapped tool
- * returned. Build it with {@link fenceTool}.
+ * returned.
  *
  * Each call: the arguments are parsed with the tool's schema (a bad call throws the same
  * `ToolInputParsingException` as the tool would, and claims nothing), then run through
@@ -87,21 +121,17 @@ interface OwnResult {
  * the recorded content (and artifact, for `content_and_artifact`) as a new `ToolMessage` for
  * the CURRENT tool call id.
  */
-export class FencedTool<T extends StructuredToolInterface = StructuredToolInterface> extends StructuredTool<
-  T['schema'],
-  any,
-  InputOf<T>,
-  OutputOf<T>
-> {
+class FencedToolWrapper extends StructuredTool<any, any, any, any> {
   static override lc_name(): string {
     return 'FencedTool';
   }
 
+  readonly [FENCED_TOOL] = true;
   name: string;
   description: string;
-  schema: T['schema'];
+  schema: unknown;
   /** The tool this one guards. */
-  readonly wrappedTool: T;
+  readonly wrappedTool: StructuredToolInterface;
   /** The policy, checked and filled in when the tool was wrapped. */
   readonly policy: ResolvedPolicy;
   private readonly guard: Guard;
@@ -112,7 +142,7 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
   private readonly argumentSchema: ArgumentSchema;
 
   /** @throws PolicyError when the policy is invalid or names a key argument the schema lacks. */
-  constructor(tool: T, options: FenceToolOptions) {
+  constructor(tool: StructuredToolInterface, options: FenceToolOptions) {
     const inner = tool as unknown as InnerTool;
     super({
       verbose: inner.verbose,
@@ -158,25 +188,19 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
    * @throws IndeterminateOutcomeError | ExecutionAbandonedError unless `onIndeterminate: 'report'`
    * and every other error of `Guard.run` and of the wrapped tool.
    */
-  override async invoke<
-    TInput extends StructuredToolCallInput<T['schema'], InputOf<T>>,
-    TConfig extends ToolRunnableConfig | undefined,
-  >(input: TInput, config?: TConfig): Promise<ToolReturnType<TInput, TConfig, OutputOf<T>>> {
-    return (await this.guardedInvoke(input, config)) as ToolReturnType<TInput, TConfig, OutputOf<T>>;
+  override async invoke(input: any, config?: ToolRunnableConfig): Promise<any> {
+    return await this.guardedInvoke(input, config);
   }
 
-  /** @deprecated as in LangChain: use {@link FencedTool.invoke}. Routed through `invoke`. */
-  override async call<
-    TArg extends StructuredToolCallInput<T['schema'], InputOf<T>>,
-    TConfig extends ToolRunnableConfig | undefined,
-  >(arg: TArg, configArg?: TConfig, tags?: string[]): Promise<ToolReturnType<TArg, TConfig, OutputOf<T>>> {
+  /** @deprecated as in LangChain: use {@link FencedToolWrapper.invoke}. Routed through `invoke`. */
+  override async call(arg: any, configArg?: any, tags?: string[]): Promise<any> {
     const config = parseCallbackConfigArg(configArg) as ToolRunnableConfig;
     const withTags = tags === undefined ? config : { ...config, tags: [...(config.tags ?? []), ...tags] };
-    return (await this.guardedInvoke(arg, withTags)) as ToolReturnType<TArg, TConfig, OutputOf<T>>;
+    return await this.guardedInvoke(arg, withTags);
   }
 
   /** Never called: `invoke` and `call` delegate to the wrapped tool. */
-  protected override async _call(): Promise<OutputOf<T>> {
+  protected override async _call(): Promise<never> {
     throw new Error('FencedTool runs the wrapped tool through invoke()');
   }
 
@@ -193,7 +217,9 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
     const parsed = await parseArguments(this.argumentSchema, toolCall === undefined ? input : toolCall.args);
 
     const runId = resolveRunId(this.runIdOption, effective);
-    if (this.policy.scope === 'run' && runId === undefined) throw missingRunIdError(this.name);
+    if (this.policy.scope === 'run' && this.policy.kind !== 'read_only' && runId === undefined) {
+      throw missingRunIdError(this.name);
+    }
     const tenant = resolveConfigValue(this.tenantOption, effective);
 
     let own = undefined as OwnResult | undefined;
@@ -269,8 +295,9 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
 }
 
 /**
- * Guard a LangChain tool with toolfence. The result is a {@link FencedTool} that an agent
- * (`createAgent`, LangGraph's `ToolNode`, `bindTools`) cannot tell from `tool`.
+ * Guard a LangChain tool with toolfence. The result is a {@link FencedTool}, typed exactly as
+ * `tool` is, that an agent (`createAgent`, LangGraph's `ToolNode`, `bindTools`) cannot tell from
+ * `tool`. A tool that is already guarded is returned as it is.
  *
  * - Arguments are parsed with the tool's schema before the guard: a bad call throws
  *   `ToolInputParsingException` and claims nothing.
@@ -291,9 +318,12 @@ export class FencedTool<T extends StructuredToolInterface = StructuredToolInterf
  */
 export function fenceTool<T extends StructuredToolInterface>(
   tool: T,
-  options: FenceToolOptions,
+  options: FenceToolOptions<ToolArguments<T>>,
 ): FencedTool<T> {
-  return new FencedTool(tool, options);
+  // Guarding twice would run the inner guard inside the outer one's body, whose re-entrancy
+  // check reads as a possible effect: the tool keeps the policy it was first wrapped with.
+  if (isFencedTool(tool)) return tool as FencedTool<T>;
+  return new FencedToolWrapper(tool, options as unknown as FenceToolOptions) as unknown as FencedTool<T>;
 }
 
 /**

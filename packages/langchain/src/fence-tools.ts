@@ -1,14 +1,27 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
-import { type FencedTool, fenceTool } from './fence-tool.js';
+import { fenceTool, type ToolArguments } from './fence-tool.js';
 import type { ConfigValue } from './internal/call-scope.js';
 import type { OnIndeterminate } from './internal/stop-errors.js';
 
+/**
+ * A policy per tool name, each typed by that tool's arguments where the tools' names are literal
+ * types, as `tool(fn, { name: 'refund_order', … })` gives them.
+ */
+export type PoliciesFor<Tools extends readonly StructuredToolInterface[]> = {
+  readonly [Name in Tools[number]['name']]?: string extends Name
+    ? // A tool whose name is typed `string`: its arguments cannot be told from the others'.
+      IdempotencyPolicy
+    : IdempotencyPolicy<ToolArguments<Extract<Tools[number], { name: Name }>>>;
+};
+
 /** Options of {@link fenceTools}. */
-export interface FenceToolsOptions {
+export interface FenceToolsOptions<
+  Tools extends readonly StructuredToolInterface[] = readonly StructuredToolInterface[],
+> {
   readonly guard: Guard;
   /** A policy per tool name. A tool without one passes through unchanged. */
-  readonly policies: Readonly<Record<string, IdempotencyPolicy>>;
+  readonly policies: PoliciesFor<Tools>;
   /** As in {@link FenceToolOptions.onIndeterminate}, for every fenced tool. */
   readonly onIndeterminate?: OnIndeterminate;
   /** As in {@link FenceToolOptions.tenant}. */
@@ -18,8 +31,9 @@ export interface FenceToolsOptions {
 }
 
 /**
- * Guard the tools of a list that have a policy (by tool name); the others are returned as they
- * are (the same objects). The order is kept.
+ * Guard the tools of a list that have a policy (by tool name); the others, and tools that are
+ * already guarded, are returned as they are (the same objects). The order and the tools' types
+ * are kept.
  *
  * @example
  * ```ts
@@ -37,12 +51,13 @@ export interface FenceToolsOptions {
  */
 export function fenceTools<const Tools extends readonly StructuredToolInterface[]>(
   tools: Tools,
-  options: FenceToolsOptions,
-): { -readonly [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> } {
-  const { policies, ...shared } = options;
+  options: FenceToolsOptions<Tools>,
+): { -readonly [I in keyof Tools]: Tools[I] } {
+  const { policies: policyTable, ...shared } = options;
+  const policies = policyTable as Readonly<Record<string, IdempotencyPolicy | undefined>>;
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(policies)) {
-    if (!names.has(name)) {
+    if (!names.has(name) && policies[name] !== undefined) {
       throw new PolicyError(
         'policies',
         `name "${name}", which is not one of the tools (${[...names].join(', ')})`,
@@ -54,6 +69,6 @@ export function fenceTools<const Tools extends readonly StructuredToolInterface[
   }
   return tools.map((tool) => {
     const policy = Object.hasOwn(policies, tool.name) ? policies[tool.name] : undefined;
-    return policy === undefined ? tool : fenceTool(tool, { ...shared, policy });
-  }) as { -readonly [I in keyof Tools]: Tools[I] | FencedTool<Tools[I]> };
+    return policy === undefined ? tool : fenceTool(tool, { ...shared, policy } as never);
+  }) as { -readonly [I in keyof Tools]: Tools[I] };
 }

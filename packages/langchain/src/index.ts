@@ -2,12 +2,14 @@
 
 export {
   type ConfigValue,
-  FencedTool,
+  FENCED_TOOL,
+  type FencedTool,
   type FenceToolOptions,
   fenceTool,
-  type InputOf as ToolInputOf,
+  isFencedTool,
   type OnIndeterminate,
-  type OutputOf as ToolOutputOf,
+  type ToolArguments,
 } from './fence-tool.js';
-export { type FenceToolsOptions, fenceTools } from './fence-tools.js';
+export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
+export { type StopError, stopErrorOf } from './stop-error-of.js';
 export { type ToolfenceMiddlewareOptions, toolfenceMiddleware } from './toolfence-middleware.js';

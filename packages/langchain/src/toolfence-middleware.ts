@@ -1,17 +1,33 @@
 import { ToolMessage } from '@langchain/core/messages';
-import type { StructuredToolInterface } from '@langchain/core/tools';
-import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import type { StructuredToolInterface, ToolRunnableConfig } from '@langchain/core/tools';
+import {
+  type ExecutionAbandonedError,
+  type Guard,
+  type IdempotencyPolicy,
+  type IndeterminateOutcomeError,
+  PolicyError,
+  StepStoppedError,
+  type StoppedToolCall,
+} from '@toolfence/core';
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
 // users import fenceTool from the same entry point).
 import type { AgentMiddleware, ToolCallHandler, ToolCallRequest, WrapModelCallHook } from 'langchain';
-import { type FencedTool, fenceTool } from './fence-tool.js';
-import { type ConfigValue, isMissingRunIdError } from './internal/call-scope.js';
+import { type FencedTool, fenceTool, isFencedTool } from './fence-tool.js';
+import {
+  type ConfigValue,
+  isMissingRunIdError,
+  missingRunIdError,
+  resolveRunId,
+} from './internal/call-scope.js';
 import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
 
 /** Options of {@link toolfenceMiddleware}. */
 export interface ToolfenceMiddlewareOptions {
   readonly guard: Guard;
-  /** A policy per tool name. Tools without one run exactly as without the middleware. */
+  /**
+   * A policy per tool name (own properties only). Tools without one run exactly as without the
+   * middleware; a tool already guarded with `fenceTool` keeps its own policy.
+   */
   readonly policies: Readonly<Record<string, IdempotencyPolicy>>;
   /**
    * `'throw'` (default): an `IndeterminateOutcomeError` or `ExecutionAbandonedError` rejects
@@ -68,9 +84,19 @@ const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware');
  * @throws PolicyError when a policy is invalid.
  */
 export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentMiddleware {
-  const { guard, policies, onIndeterminate, tenant, runId } = options;
+  const { guard, onIndeterminate, tenant, runId } = options;
   if (guard === undefined) throw new TypeError('toolfenceMiddleware needs a guard');
-  for (const [name, policy] of Object.entries(policies)) guard.checkPolicy(policy, { tool: name });
+  const policies = options.policies as Readonly<Record<string, IdempotencyPolicy | undefined>>;
+  if (policies === null || typeof policies !== 'object') {
+    throw new TypeError('toolfenceMiddleware needs a policies object (tool name -> policy)');
+  }
+  const runScoped: string[] = [];
+  for (const [name, policy] of Object.entries(policies)) {
+    if (policy === undefined) continue;
+    const resolved = guard.checkPolicy(policy, { tool: name });
+    // A READ_ONLY call keeps no record: it needs no key, so no run id.
+    if (resolved.scope === 'run' && resolved.kind !== 'read_only') runScoped.push(name);
+  }
 
   const policyOf = (name: string): IdempotencyPolicy | undefined =>
     Object.hasOwn(policies, name) ? policies[name] : undefined;
@@ -78,10 +104,21 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
   const fencedOf = (tool: StructuredToolInterface, policy: IdempotencyPolicy): FencedTool => {
     let wrapper = fenced.get(tool);
     if (wrapper === undefined) {
-      wrapper = fenceTool(tool, { guard, policy, onIndeterminate, tenant, runId });
+      wrapper = fenceTool(tool, { guard, policy, onIndeterminate, tenant, runId }) as FencedTool;
       fenced.set(tool, wrapper);
     }
     return wrapper;
+  };
+
+  // A missing run id is a set-up fault: caught once, before the first model call, whatever the
+  // number of calls that would each fail (in parallel they reject as LangGraph's AggregateError).
+  const beforeAgent = (_state: unknown, runtime: { configurable?: Record<string, unknown> }) => {
+    if (runScoped.length === 0) return undefined;
+    // A resolver may read what only a tool call's config has: then it is judged per call.
+    if (typeof runId === 'function') return undefined;
+    const config = { configurable: runtime?.configurable ?? {} } as ToolRunnableConfig;
+    if (resolveRunId(runId, config) === undefined) throw missingRunIdError(runScoped.join('", "'));
+    return undefined;
   };
 
   let policyNamesChecked = options.allowUnknownPolicies === true;
@@ -90,12 +127,14 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     for (const tool of request.tools) {
       const name = (tool as { name?: unknown }).name;
       if (typeof name === 'string') names.add(name);
-      const policy = isInvocableTool(tool) ? policyOf(tool.name) : undefined;
+      const policy = isInvocableTool(tool) && !isFencedTool(tool) ? policyOf(tool.name) : undefined;
       if (policy !== undefined) fencedOf(tool as StructuredToolInterface, policy);
     }
     if (!policyNamesChecked) {
       policyNamesChecked = true;
-      const unknown = Object.keys(policies).filter((name) => !names.has(name));
+      const unknown = Object.keys(policies).filter(
+        (name) => !names.has(name) && policyOf(name) !== undefined,
+      );
       if (unknown.length > 0) {
         throw new PolicyError(
           'policies',
@@ -108,13 +147,20 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     return handler(request);
   };
 
+  const steps = new StepStops();
   const wrapToolCall = async (request: ToolCallRequest, handler: ToolCallHandler) => {
     const { toolCall, tool } = request;
     const policy = policyOf(toolCall.name);
-    const guarded =
-      policy !== undefined && isInvocableTool(tool)
-        ? { ...request, tool: fencedOf(tool as StructuredToolInterface, policy) }
-        : request;
+    // A tool guarded already (fenceTool) keeps its own guard: guarding it twice would run the
+    // inner guard inside the outer one's body, and its re-entrancy check reads as an effect.
+    const guardedTool =
+      policy !== undefined && isInvocableTool(tool) && !isFencedTool(tool)
+        ? fencedOf(tool as StructuredToolInterface, policy)
+        : tool;
+    const step = steps.enter(request);
+    const guarded = isInvocableTool(guardedTool)
+      ? { ...request, tool: step.watch(guardedTool) as ToolCallRequest['tool'] }
+      : request;
     try {
       return await handler(guarded);
     } catch (error) {
@@ -126,21 +172,135 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
         name: toolCall.name,
         status: 'error',
       });
+    } finally {
+      step.leave();
     }
   };
 
   const middleware = {
     [MIDDLEWARE_BRAND]: true,
     name: options.name ?? 'toolfence',
+    beforeAgent,
     wrapModelCall,
     wrapToolCall,
   };
   return middleware as unknown as AgentMiddleware;
 }
 
+/** One call of a step as it passes the middleware (see {@link StepStops}). */
+interface StepEntry {
+  /**
+   * The tool as this call invokes it: a stop it throws is held back until every call of the
+   * step in flight has settled, then thrown as the step's one error. Thrown from inside the
+   * tool, so langchain passes it through (it wraps only a middleware's own errors).
+   */
+  watch(tool: { invoke: unknown }): object;
+  /** The call is done (idempotent). */
+  leave(): void;
+}
+
+interface OpenStep {
+  inFlight: number;
+  readonly stops: StoppedToolCall[];
+  readonly order: readonly string[];
+  readonly settled: Promise<void>;
+  readonly settle: () => void;
+  error?: Error;
+}
+
+/**
+ * The calls of one agent step run concurrently (a LangGraph task each). When one fails,
+ * LangGraph aborts the others and keeps only the first error, so the caller would learn of one
+ * stop only. The middleware holds a stopped call back until every call of its step in flight has
+ * settled; then every stopped call throws the same error: the stop itself when it is the only
+ * one, else a `StepStoppedError` listing them all in the model's call order.
+ */
+class StepStops {
+  private readonly open = new Map<string, OpenStep>();
+
+  enter(request: ToolCallRequest): StepEntry {
+    const { id, order } = stepOf(request);
+    let step = this.open.get(id);
+    if (step === undefined) {
+      let settle = () => {};
+      const settled = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
+      step = { inFlight: 0, stops: [], order, settled, settle };
+      this.open.set(id, step);
+    }
+    const entry = step;
+    entry.inFlight += 1;
+    let left = false;
+    const leave = () => {
+      if (left) return;
+      left = true;
+      entry.inFlight -= 1;
+      if (entry.inFlight === 0) {
+        if (this.open.get(id) === entry) this.open.delete(id);
+        entry.settle();
+      }
+    };
+    const callId = request.toolCall.id;
+    const stopped = async (error: IndeterminateOutcomeError | ExecutionAbandonedError): Promise<Error> => {
+      entry.stops.push({ key: error.key, tool: error.tool, callId, error });
+      // Let the step's other calls, started in the same tick, reach the middleware first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      leave();
+      await entry.settled;
+      if (entry.error === undefined) {
+        const rank = (call: StoppedToolCall) => entry.order.indexOf(call.callId ?? '');
+        const stops = [...entry.stops].sort((a, b) => rank(a) - rank(b));
+        entry.error = stops.length === 1 ? (stops[0] as StoppedToolCall).error : new StepStoppedError(stops);
+      }
+      return entry.error;
+    };
+    return {
+      leave,
+      watch: (tool) =>
+        Object.create(tool, {
+          invoke: {
+            value: async (input: unknown, config: unknown) => {
+              try {
+                return await (tool.invoke as (input: unknown, config: unknown) => Promise<unknown>).call(
+                  tool,
+                  input,
+                  config,
+                );
+              } catch (error) {
+                if (isStopError(error)) throw await stopped(error);
+                throw error;
+              }
+            },
+          },
+        }),
+    };
+  }
+}
+
+/** The step a tool call belongs to: the AI message that made it (its call ids), in its thread. */
+function stepOf(request: ToolCallRequest): { id: string; order: string[] } {
+  const callId = request.toolCall.id;
+  const messages = (request.state as { messages?: unknown } | undefined)?.messages;
+  const thread = String(
+    (request.runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable?.thread_id ??
+      '',
+  );
+  if (callId !== undefined && Array.isArray(messages)) {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const calls = (messages[index] as { tool_calls?: Array<{ id?: string }> } | undefined)?.tool_calls;
+      if (Array.isArray(calls) && calls.some((call) => call.id === callId)) {
+        const order = calls.map((call) => call.id ?? '');
+        return { id: JSON.stringify([thread, index, order]), order };
+      }
+    }
+  }
+  return { id: JSON.stringify([thread, 'call', callId ?? Math.random()]), order: [] };
+}
+
 /** Errors that must keep rejecting (or be handled by langchain itself), not reach the model. */
 function rejectsRun(error: unknown, request: ToolCallRequest): boolean {
-  if (isStopError(error)) return true;
+  if (isStopError(error) || StepStoppedError.isInstance(error)) return true;
   if (PolicyError.isInstance(error) || isMissingRunIdError(error)) return true;
   if (typeof error !== 'object' || error === null) return false;
   // interrupt() and other LangGraph control flow.

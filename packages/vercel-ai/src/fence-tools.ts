@@ -4,9 +4,10 @@ import {
   type GuardedCall,
   type IdempotencyPolicy,
   IndeterminateOutcomeError,
+  KeyDerivationError,
   PolicyError,
 } from '@toolfence/core';
-import type { ToolSet } from 'ai';
+import type { InferToolInput, ToolSet } from 'ai';
 import { parameterNamesOf } from './parameter-names.js';
 
 /**
@@ -56,10 +57,12 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
   /** The guard that runs every guarded call (and owns the store). */
   readonly guard: Guard;
   /**
-   * Policy per tool name. A tool without an entry (or without `execute`) is passed through
-   * unchanged. Naming a tool that is not in the set is a {@link PolicyError}.
+   * Policy per tool name (own properties only), typed by each tool's input schema: a
+   * `keyArguments` name the schema lacks is a compile error, and a `key` function gets the tool's
+   * input type. A tool without an entry (or without `execute`), and a tool already fenced, is
+   * passed through unchanged. Naming a tool that is not in the set is a {@link PolicyError}.
    */
-  readonly policies: { readonly [NAME in keyof TOOLS]?: IdempotencyPolicy };
+  readonly policies: { readonly [NAME in keyof TOOLS]?: IdempotencyPolicy<InputOf<TOOLS[NAME]>> };
   /**
    * Tenant of every call. Resolution order per call: the execution context's
    * `toolfence.tenant`, then this option, then the guard's tenant.
@@ -85,6 +88,55 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
 }
 
 type ExecuteFunction = (input: unknown, options: ToolExecuteOptions) => unknown;
+
+/** A tool's input type, or `Record<string, unknown>` when it is not an object type. */
+type InputOf<TOOL> = (TOOL extends ToolSet[string] ? InferToolInput<TOOL> : unknown) extends infer Input
+  ? Input extends object
+    ? Input
+    : Record<string, unknown>
+  : never;
+
+/**
+ * The registered symbol on the `execute` of every tool `fenceTools` guarded (shared by every copy
+ * of the package). Such a tool is passed through when it is fenced again: guarding it twice would
+ * run the inner guard inside the outer one's body, whose re-entrancy check reads as an effect.
+ */
+const FENCED_EXECUTE = Symbol.for('toolfence.fencedTool');
+
+/** True for an AI SDK tool whose `execute` is already guarded by toolfence. */
+export function isFencedTool(tool: unknown): boolean {
+  const execute = (tool as { execute?: unknown } | null | undefined)?.execute;
+  return (
+    typeof execute === 'function' && (execute as unknown as Record<symbol, unknown>)[FENCED_EXECUTE] === true
+  );
+}
+
+/**
+ * Marks a set-up fault (no run id for a run-scoped policy): not the model's to fix, so
+ * {@link stopOnIndeterminate} ends the run with it (generateText rejects) rather than let the
+ * model read it. A registered symbol, so another copy of the package recognises it.
+ */
+const SETUP_FAULT = Symbol.for('toolfence.setupFault');
+
+/** True for the error of a guarded call that had no run id (a set-up fault, not the model's). */
+export function isSetupFault(error: unknown): error is KeyDerivationError {
+  return (
+    KeyDerivationError.isInstance(error) &&
+    (error as unknown as Record<symbol, unknown>)[SETUP_FAULT] === true
+  );
+}
+
+function missingRunIdError(toolName: string): KeyDerivationError {
+  const error = new KeyDerivationError(
+    toolName,
+    "no run id for a 'run'-scoped key. Pass the conversation's id to fenceTools(tools, { runId }) " +
+      '(a string, or `(options, toolName) => string`), or give it per call in the execution context ' +
+      'with toolfenceContext({ runId }) (AI SDK 6: experimental_context; AI SDK 7: toolsContext), ' +
+      "or give the policy scope: 'tenant' for a key that holds across runs",
+  );
+  Object.defineProperty(error, SETUP_FAULT, { value: true });
+  return error;
+}
 
 /**
  * Guard the tools of an AI SDK `ToolSet` with toolfence.
@@ -121,29 +173,50 @@ export function fenceTools<TOOLS extends ToolSet>(tools: TOOLS, options: FenceTo
   if (policies === null || typeof policies !== 'object') {
     throw new TypeError('fenceTools needs a policies object (tool name -> policy)');
   }
+  const policyOf = (name: string): IdempotencyPolicy | undefined =>
+    Object.hasOwn(policies, name)
+      ? (policies as Record<string, IdempotencyPolicy | undefined>)[name]
+      : undefined;
   for (const name of Object.keys(policies)) {
-    if (!Object.hasOwn(tools, name) && policies[name as keyof TOOLS] !== undefined) {
-      throw new PolicyError('policies', `names tool "${name}", which is not in the tool set`, { tool: name });
+    if (!Object.hasOwn(tools, name) && policyOf(name) !== undefined) {
+      throw new PolicyError(
+        'policies',
+        `names tool "${name}", which is not in the tool set (tools: ${Object.keys(tools).join(', ') || 'none'}); ` +
+          'a misspelt name would leave a tool unguarded',
+        { tool: name },
+      );
     }
   }
 
   const fenced: Record<string, unknown> = {};
   for (const [toolName, tool] of Object.entries(tools)) {
-    const policy = policies[toolName as keyof TOOLS];
+    const policy = policyOf(toolName);
     const execute = (tool as { execute?: unknown }).execute;
-    if (policy === undefined || typeof execute !== 'function') {
-      fenced[toolName] = tool;
-      continue;
+    let result: unknown = tool;
+    if (policy !== undefined && typeof execute === 'function' && !isFencedTool(tool)) {
+      const resolved = guard.checkPolicy(policy, {
+        tool: toolName,
+        parameterNames: parameterNamesOf((tool as { inputSchema?: unknown }).inputSchema),
+      });
+      const wrap = isAsyncGeneratorFunction(execute) ? fencedGenerator : fencedFunction;
+      const guarded = wrap(
+        toolName,
+        tool,
+        execute as ExecuteFunction,
+        policy,
+        resolved.scope === 'run' && resolved.kind !== 'read_only',
+        options,
+      );
+      Object.defineProperty(guarded, FENCED_EXECUTE, { value: true });
+      result = { ...tool, execute: guarded };
     }
-    guard.checkPolicy(policy, {
-      tool: toolName,
-      parameterNames: parameterNamesOf((tool as { inputSchema?: unknown }).inputSchema),
+    // A tool may be named "__proto__": define, never assign.
+    Object.defineProperty(fenced, toolName, {
+      value: result,
+      enumerable: true,
+      writable: true,
+      configurable: true,
     });
-    const wrap = isAsyncGeneratorFunction(execute) ? fencedGenerator : fencedFunction;
-    fenced[toolName] = {
-      ...tool,
-      execute: wrap(toolName, tool, execute as ExecuteFunction, policy, options),
-    };
   }
   return fenced as TOOLS;
 }
@@ -166,10 +239,11 @@ function fencedFunction(
   tool: object,
   execute: ExecuteFunction,
   policy: IdempotencyPolicy,
+  runScoped: boolean,
   options: FenceToolsOptions<ToolSet>,
 ): ExecuteFunction {
   return async (input, executeOptions) => {
-    const call = guardedCall(toolName, input, executeOptions, policy, options);
+    const call = guardedCall(toolName, input, executeOptions, policy, runScoped, options);
     try {
       return await options.guard.run(call, async (context) => {
         const result = await execute.call(tool, input, { ...executeOptions, abortSignal: context.signal });
@@ -190,10 +264,11 @@ function fencedGenerator(
   tool: object,
   execute: ExecuteFunction,
   policy: IdempotencyPolicy,
+  runScoped: boolean,
   options: FenceToolsOptions<ToolSet>,
 ): ExecuteFunction {
   return async function* (input: unknown, executeOptions: ToolExecuteOptions) {
-    const call = guardedCall(toolName, input, executeOptions, policy, options);
+    const call = guardedCall(toolName, input, executeOptions, policy, runScoped, options);
     // The body drains the tool's generator inside the guard (so the lease, the signal and
     // currentToolCall() cover it) and hands each value to this generator through a queue.
     const queue: unknown[] = [];
@@ -247,15 +322,18 @@ function guardedCall(
   input: unknown,
   executeOptions: ToolExecuteOptions,
   policy: IdempotencyPolicy,
+  runScoped: boolean,
   options: FenceToolsOptions<ToolSet>,
 ): GuardedCall {
   const fromContext = contextValues(executeOptions);
+  const runId = fromContext?.runId ?? resolveValue(options.runId, executeOptions, toolName);
+  if (runScoped && (runId === undefined || runId === '')) throw missingRunIdError(toolName);
   return {
     tool: toolName,
     arguments: input as Record<string, unknown>,
     callId: executeOptions?.toolCallId,
     tenant: fromContext?.tenant ?? resolveValue(options.tenant, executeOptions, toolName),
-    runId: fromContext?.runId ?? resolveValue(options.runId, executeOptions, toolName),
+    runId,
     policy,
     signal: executeOptions?.abortSignal,
   };

@@ -4,6 +4,8 @@ export {
   type CallValue,
   type FenceToolsOptions,
   fenceTools,
+  isFencedTool,
+  isSetupFault,
   isStoppingError,
   type StoppedCall,
   type StoppingError,
@@ -11,6 +13,7 @@ export {
   type ToolfenceContext,
   toolfenceContext,
 } from './fence-tools.js';
+export { type StopError, stopErrorOf } from './stop-error-of.js';
 export {
   indeterminateErrorOf,
   type StepLike,

@@ -1,4 +1,5 @@
-import { isStoppingError, type StoppingError } from './fence-tools.js';
+import { isSetupFault } from './fence-tools.js';
+import { type StopError, stopErrorOf } from './stop-error-of.js';
 
 /** The part of an AI SDK step the helpers read (AI SDK 6 and 7 `StepResult`). */
 export interface StepLike {
@@ -9,10 +10,11 @@ export interface StepLike {
 export interface StopOnIndeterminateOptions {
   /**
    * Throw the error from the stop condition instead of returning `true`: the SDK does not catch
-   * it, so `generateText` rejects with the `IndeterminateOutcomeError` /
-   * `ExecutionAbandonedError` itself, and for `streamText` the `fullStream` iteration throws it
-   * and `steps`, `text` and the other result promises reject with it. Default `false`: the run
-   * ends normally and {@link indeterminateErrorOf} reads the error from the result.
+   * it, so `generateText` rejects with it (the `IndeterminateOutcomeError` /
+   * `ExecutionAbandonedError` itself, or a `StepStoppedError` listing every stop of the step),
+   * and for `streamText` the `fullStream` iteration throws it and `steps`, `text` and the other
+   * result promises reject with it. Default `false`: the run ends normally and
+   * {@link stopErrorOf} reads the error from the result.
    */
   readonly rethrow?: boolean;
 }
@@ -23,9 +25,13 @@ export interface StopOnIndeterminateOptions {
  * model never gets to call the tool again). Combine it with your own conditions:
  * `stopWhen: [stepCountIs(5), stopOnIndeterminate()]`.
  *
+ * A set-up fault (a `'run'`-scoped policy and no run id: neither `fenceTools({ runId })` nor
+ * `toolfenceContext({ runId })`) is always thrown, whatever `rethrow` says: `generateText`
+ * rejects with that `KeyDerivationError`, the model never reads it.
+ *
  * The SDK evaluates stop conditions after every step whose tool calls all produced an output
  * (a `tool-error` counts), in AI SDK 6 and 7. Other calls of that same step have already run:
- * the SDK runs the calls of one step concurrently.
+ * the SDK runs the calls of one step concurrently; every stop among them is in the error.
  */
 export function stopOnIndeterminate(
   options: StopOnIndeterminateOptions = {},
@@ -33,40 +39,31 @@ export function stopOnIndeterminate(
   const rethrow = options.rethrow === true;
   return ({ steps }) => {
     const last = steps[steps.length - 1];
-    const error = last === undefined ? undefined : stoppingErrorOfStep(last);
+    if (last === undefined) return false;
+    const fault = setupFaultOf(last);
+    if (fault !== undefined) throw fault;
+    const error = stopErrorOf(last);
     if (error !== undefined && rethrow) throw error;
     return error !== undefined;
   };
 }
 
 /**
- * The `IndeterminateOutcomeError` or `ExecutionAbandonedError` (the real error object, with its
- * `key`, `tool`, `attempt` and `fence`) that ended a run, read from the `tool-error` parts of
- * its steps; `undefined` when no call ended that way.
+ * The stop that ended a run, read from the `tool-error` parts of its steps: `stopErrorOf` of the
+ * steps (every stop of the run, with call ids); `undefined` when no call ended that way.
  *
  * @param source a `generateText` result, `{ steps: await streamTextResult.steps }`, or the steps.
  */
 export function indeterminateErrorOf(
   source: { readonly steps: ReadonlyArray<StepLike> } | ReadonlyArray<StepLike>,
-): StoppingError | undefined {
-  const steps = isStepArray(source) ? source : source.steps;
-  for (const step of steps) {
-    const error = stoppingErrorOfStep(step);
-    if (error !== undefined) return error;
-  }
-  return undefined;
+): StopError | undefined {
+  return stopErrorOf(Array.isArray(source) ? source : (source as { steps: unknown }).steps);
 }
 
-function stoppingErrorOfStep(step: StepLike): StoppingError | undefined {
+function setupFaultOf(step: StepLike): Error | undefined {
   for (const part of step.content ?? []) {
     const { type, error } = (part ?? {}) as { type?: unknown; error?: unknown };
-    if (type === 'tool-error' && isStoppingError(error)) return error;
+    if (type === 'tool-error' && isSetupFault(error)) return error;
   }
   return undefined;
-}
-
-function isStepArray(
-  source: { readonly steps: ReadonlyArray<StepLike> } | ReadonlyArray<StepLike>,
-): source is ReadonlyArray<StepLike> {
-  return Array.isArray(source);
 }

@@ -16,6 +16,20 @@ describe('errors', () => {
       reason: 'r',
     }),
     new core.ExecutionAbandonedError({ key: 'k', tool: 'refund', attempt: 3, fence: 3 }),
+    new core.StepStoppedError([
+      {
+        key: 'k1',
+        tool: 'refund',
+        callId: 'call_a',
+        error: new core.ExecutionAbandonedError({ key: 'k1', tool: 'refund', attempt: 3, fence: 3 }),
+      },
+      {
+        key: 'k2',
+        tool: 'refund',
+        callId: 'call_b',
+        error: new core.ExecutionAbandonedError({ key: 'k2', tool: 'refund', attempt: 3, fence: 4 }),
+      },
+    ]),
     new core.OutcomePendingError({ key: 'k', tool: 'refund', waitedMs: 10 }),
     new core.ToolTimeoutError('refund', 100),
     new core.StoreUnavailableError('claim', 'ECONNREFUSED'),

@@ -27,7 +27,19 @@ export type IdempotencyKind = (typeof Idempotency)[keyof typeof Idempotency];
  *   It must return a non-empty string; a reused key with other arguments is an
  *   `IdempotencyConflictError` (IETF Idempotency-Key draft, Stripe).
  */
-export type KeyStrategy = 'arguments' | 'call' | ((args: Record<string, unknown>) => string);
+export type KeyStrategy<TArguments = Record<string, unknown>> =
+  | 'arguments'
+  | 'call'
+  // Declared as a method so a policy typed for one tool's arguments is still an IdempotencyPolicy.
+  | { businessKey(args: TArguments): string }['businessKey'];
+
+/**
+ * The names a policy may list in `keyArguments` for arguments of type `TArguments`: its string
+ * keys when they are known, any string otherwise.
+ */
+export type ArgumentName<TArguments> = string extends keyof TArguments
+  ? string
+  : Extract<keyof TArguments, string>;
 
 /**
  * `'run'` (default): the run id is part of the key, so the same call in another run is a new
@@ -35,13 +47,19 @@ export type KeyStrategy = 'arguments' | 'call' | ((args: Record<string, unknown>
  */
 export type KeyScope = 'run' | 'tenant';
 
-/** Settings of one guarded tool. Every duration is in milliseconds. */
-export interface IdempotencyPolicy {
+/**
+ * Settings of one guarded tool. Every duration is in milliseconds.
+ *
+ * `TArguments` is the tool's (parsed) argument type where it is known: the adapters' `fenceTool`
+ * / `fenceTools` infer it from the tool's schema, so a misspelt `keyArguments` name is a compile
+ * error and a `key` function gets the tool's own argument type.
+ */
+export interface IdempotencyPolicy<TArguments = Record<string, unknown>> {
   readonly kind: IdempotencyKind;
   /** Arguments that name the effect; the key is made from these only. Default: all arguments. */
-  readonly keyArguments?: readonly string[];
+  readonly keyArguments?: readonly ArgumentName<TArguments>[];
   /** Default `'arguments'`. See {@link KeyStrategy}. */
-  readonly key?: KeyStrategy;
+  readonly key?: KeyStrategy<TArguments>;
   /** Default `'run'`. See {@link KeyScope}. */
   readonly scope?: KeyScope;
   /** Lease length. Default 30000. */

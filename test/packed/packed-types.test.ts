@@ -1,0 +1,125 @@
+// Issue 16, item 4: a fresh project compiles against the PACKED tarballs (what a registry user
+// installs), without casts: `npm run build`, `npm pack` of every package into .tmp/, the
+// tarballs installed into a temporary project with the peers linked from the root node_modules,
+// then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
+// (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts).
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const packages = ['core', 'stores', 'langchain', 'vercel-ai'];
+/** Peers (and what the fixture imports) linked from the workspace install. */
+const linked = [
+  '@langchain/core',
+  '@langchain/langgraph',
+  '@types/node',
+  '@types/pg',
+  'ai',
+  'ioredis',
+  'langchain',
+  'pg',
+  'vitest',
+  'zod',
+];
+
+function run(command: string, args: string[], cwd: string): string {
+  try {
+    return execFileSync(command, args, {
+      cwd,
+      encoding: 'utf8',
+      stdio: 'pipe',
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout ?? ''}\n${stderr ?? ''}`);
+  }
+}
+
+describe('the packed tarballs in a fresh project', () => {
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const work = mkdtempSync(join(root, '.tmp', 'packed-'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('type-check the quickstarts and the type tests without casts', { timeout: 240_000 }, () => {
+    run('npm', ['run', 'build'], root);
+    const tarballs = join(work, 'tarballs');
+    mkdirSync(tarballs);
+    for (const name of packages) {
+      run('npm', ['pack', '--pack-destination', tarballs, '--silent'], join(root, 'packages', name));
+    }
+    const files = readdirSync(tarballs).filter((file) => file.endsWith('.tgz'));
+    expect(files.sort()).toEqual([
+      'toolfence-core-0.1.0.tgz',
+      'toolfence-langchain-0.1.0.tgz',
+      'toolfence-stores-0.1.0.tgz',
+      'toolfence-vercel-ai-0.1.0.tgz',
+    ]);
+
+    const project = join(work, 'project');
+    mkdirSync(project);
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({
+        name: 'fresh-project',
+        private: true,
+        type: 'module',
+        dependencies: Object.fromEntries(
+          files.map((file) => [
+            `@toolfence/${file.replace(/^toolfence-/, '').replace(/-0\.1\.0\.tgz$/, '')}`,
+            `file:${join(tarballs, file)}`,
+          ]),
+        ),
+      }),
+    );
+    // The tarballs only (their one dependency is @toolfence/core, which is among them); the
+    // peers are linked below, so nothing is fetched and the workspace install is not touched.
+    run(
+      'npm',
+      ['install', '--offline', '--legacy-peer-deps', '--no-audit', '--no-fund', '--ignore-scripts'],
+      project,
+    );
+    for (const name of linked) {
+      const target = join(project, 'node_modules', name);
+      mkdirSync(dirname(target), { recursive: true });
+      symlinkSync(join(root, 'node_modules', name), target, 'dir');
+    }
+    // What was installed is the packed build: dist and README, no workspace link.
+    for (const name of packages) {
+      const installed = readdirSync(join(project, 'node_modules', '@toolfence', name));
+      expect(installed).toEqual(expect.arrayContaining(['README.md', 'dist', 'package.json']));
+    }
+
+    const sources = join(project, 'src');
+    mkdirSync(sources);
+    cpSync(join(root, 'test', 'packed', 'fixture'), sources, { recursive: true });
+    cpSync(join(root, 'test', 'langchain', 'fence-tool.test-d.ts'), join(sources, 'langchain.test-d.ts'));
+    cpSync(join(root, 'test', 'vercel-ai', 'fence-tools.test-d.ts'), join(sources, 'vercel-ai.test-d.ts'));
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          types: ['node'],
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          verbatimModuleSyntax: true,
+        },
+        include: ['src'],
+      }),
+    );
+    const output = run(
+      process.execPath,
+      [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project],
+      project,
+    );
+    expect(output).toBe('');
+  });
+});
