@@ -89,8 +89,15 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
 
 type ExecuteFunction = (input: unknown, options: ToolExecuteOptions) => unknown;
 
-/** A tool's input type, or `Record<string, unknown>` when it is not an object type. */
-type InputOf<TOOL> = (TOOL extends ToolSet[string] ? InferToolInput<TOOL> : unknown) extends infer Input
+/**
+ * A tool's input type, or `Record<string, unknown>` when it is not an object type: what its policy's
+ * `keyArguments` and `key` function see. Exported as `ToolInputOf`.
+ */
+export type InputOf<TOOL> = (
+  TOOL extends ToolSet[string]
+    ? InferToolInput<TOOL>
+    : unknown
+) extends infer Input
   ? Input extends object
     ? Input
     : Record<string, unknown>

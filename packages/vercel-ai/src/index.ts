@@ -4,6 +4,7 @@ export {
   type CallValue,
   type FenceToolsOptions,
   fenceTools,
+  type InputOf as ToolInputOf,
   isFencedTool,
   isSetupFault,
   isStoppingError,
