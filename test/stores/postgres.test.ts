@@ -6,16 +6,22 @@ import { afterAll } from 'vitest';
 import {
   createPool,
   createUnreachablePool,
+  databaseUrl,
   dropSchema,
   requirePostgres,
   uniqueSchemaName,
 } from '../support/postgres.js';
+import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
 
 const schema = uniqueSchemaName('conformance');
 const pools: pg.Pool[] = [];
+const proxies: StallingProxy[] = [];
 
 afterAll(async () => {
-  await Promise.all(pools.map((pool) => pool.end()));
+  // A frozen proxy first drops its connections, so no pool waits on it at the end.
+  for (const proxy of proxies) proxy.dropConnections();
+  await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+  await Promise.all(proxies.map((proxy) => proxy.close()));
 });
 
 describeStoreConformance(
@@ -40,6 +46,21 @@ describeStoreConformance(
       pools.push(pool);
       return new PostgresStore({ pool, schema });
     },
+    // The shared server through a proxy that stops forwarding once the store is connected: only
+    // this store's traffic stalls, the server itself is never frozen.
+    createFrozenStore: async () => {
+      const url = new URL(databaseUrl);
+      const proxy = await startStallingProxy(Number(url.port || 5432), url.hostname);
+      proxies.push(proxy);
+      url.port = String(proxy.port);
+      const pool = createPool({ connectionString: url.toString(), max: 4 });
+      pools.push(pool);
+      const store = new PostgresStore({ pool, schema, operationTimeoutMs: 500 });
+      await store.get({ tenant: 'frozen', key: 'warm-up' });
+      proxy.freeze();
+      return store;
+    },
+    frozenOperationTimeoutMs: 500,
     cleanup: () => dropSchema(schema),
   },
 );

@@ -3,13 +3,16 @@ import { describeStoreConformance } from '@toolfence/core/testing';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, expect } from 'vitest';
-import { connectRedis, deletePrefix, freePort, keysUnder, randomPrefix } from '../support/redis.js';
+import { connectRedis, deletePrefix, freePort, keysUnder, randomPrefix, redisUrl } from '../support/redis.js';
+import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
 
 const prefix = randomPrefix('conformance');
 const clients: Redis[] = [];
+const proxies: StallingProxy[] = [];
 
-afterAll(() => {
+afterAll(async () => {
   for (const client of clients) client.disconnect();
+  await Promise.all(proxies.map((proxy) => proxy.close()));
 });
 
 describeStoreConformance(
@@ -33,6 +36,22 @@ describeStoreConformance(
       clients.push(client);
       return new RedisStore({ client, prefix, operationTimeoutMs: 500 });
     },
+    // The shared server through a proxy that stops forwarding once the store is connected: only
+    // this store's traffic stalls, the server itself is never frozen.
+    createFrozenStore: async () => {
+      const url = new URL(redisUrl);
+      const proxy = await startStallingProxy(Number(url.port || 6379), url.hostname);
+      proxies.push(proxy);
+      const client = new Redis({ host: '127.0.0.1', port: proxy.port });
+      client.on('error', () => {});
+      clients.push(client);
+      await client.ping();
+      const store = new RedisStore({ client, prefix, operationTimeoutMs: 500 });
+      await store.get({ tenant: 'frozen', key: 'warm-up' });
+      proxy.freeze();
+      return store;
+    },
+    frozenOperationTimeoutMs: 500,
     cleanup: async () => {
       const client = clients[0]!;
       await deletePrefix(client, prefix);

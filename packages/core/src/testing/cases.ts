@@ -36,6 +36,15 @@ export interface StoreConformanceOptions {
    */
   readonly createUnavailableStore?: StoreFactory;
   /**
+   * A store whose backend stops answering (a frozen server, a blackholed network path: put a TCP
+   * proxy that forwards nothing in front of it) after the store connected. Every operation must
+   * reject with `StoreUnavailableError` within its client-side deadline (rule S5 of
+   * docs/store-contract.md). Recommended for every remote store; without it that case is not run.
+   */
+  readonly createFrozenStore?: StoreFactory;
+  /** The frozen store's client-side deadline per operation, in milliseconds. Default 5000. */
+  readonly frozenOperationTimeoutMs?: number;
+  /**
    * Another store on the SAME backend through its own connection (a second client, pool or
    * instance). The race cases spread their racers over the store and {@link peerCount} peers, so
    * the operations really arrive at the backend at once from different connections. Without it
@@ -1602,6 +1611,58 @@ function buildCases(provider: StoreProvider, options: StoreConformanceOptions): 
         await down.close().catch(() => undefined);
       }
     });
+  }
+
+  if (options.createFrozenStore !== undefined) {
+    const createFrozen = options.createFrozenStore;
+    const deadlineMs = options.frozenOperationTimeoutMs ?? 5000;
+    const waitMs = 1000;
+    add(
+      'S5: a store whose backend stops answering rejects every operation with StoreUnavailableError within its deadline',
+      async (c) => {
+        const frozen = await createFrozen();
+        try {
+          const ref = c.ref();
+          const holder = { fence: 1, owner: 'owner-1' };
+          const operations: [string, () => Promise<unknown>][] = [
+            ['claim', () => frozen.claim(ref, c.options())],
+            ['renew', () => frozen.renew(ref, holder, 1000)],
+            ['complete', () => frozen.complete(ref, holder, '1', DAY_MS)],
+            ['release', () => frozen.release(ref, holder)],
+            [
+              'markIndeterminate',
+              () => frozen.markIndeterminate(ref, holder, { type: 'E', message: 'm' }, DAY_MS),
+            ],
+            ['get', () => frozen.get(ref)],
+            ['resolve', () => frozen.resolve(ref, { released: true }, DAY_MS)],
+            ['forget', () => frozen.forget({ tenant: ref.tenant })],
+            ['waitForSettle', () => frozen.waitForSettle(ref, { timeoutMs: waitMs })],
+          ];
+          // All at once: a store that serialises its operations behind one stuck one fails too.
+          await Promise.all(
+            operations.map(async ([operation, call]) => {
+              const startedMs = performance.now();
+              await rejects(
+                call,
+                (error) => StoreUnavailableError.isInstance(error),
+                `${operation} on a store whose backend stopped answering`,
+              );
+              const tookMs = performance.now() - startedMs;
+              // Generous: the deadline (twice, for a store that retries once) plus scheduling slack;
+              // waitForSettle may also spend its own timeout.
+              const boundMs = 2 * deadlineMs + 1000 + (operation === 'waitForSettle' ? waitMs : 0);
+              ok(tookMs <= boundMs, `${operation} took ${Math.round(tookMs)} ms (bound ${boundMs} ms)`);
+            }),
+          );
+        } finally {
+          await Promise.race([
+            frozen.close().catch(() => undefined),
+            new Promise((r) => setTimeout(r, 1000)),
+          ]);
+        }
+      },
+      2 * deadlineMs + waitMs + 10_000,
+    );
   }
 
   return cases;
