@@ -21,6 +21,7 @@ const linked = [
   'ioredis',
   'langchain',
   'pg',
+  'tsx',
   'vitest',
   'zod',
 ];
@@ -44,7 +45,9 @@ describe('the packed tarballs in a fresh project', () => {
   const work = mkdtempSync(join(root, '.tmp', 'packed-'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('type-check the quickstarts and the type tests without casts', { timeout: 240_000 }, () => {
+  it('type-check the quickstarts and the type tests without casts; a user store runs the conformance suite under node:test', {
+    timeout: 240_000,
+  }, () => {
     run('npm', ['run', 'build'], root);
     const tarballs = join(work, 'tarballs');
     mkdirSync(tarballs);
@@ -121,5 +124,31 @@ describe('the packed tarballs in a fresh project', () => {
       project,
     );
     expect(output).toBe('');
+
+    // Issue 15: a user's own store, in this project, runs the conformance suite from the packed
+    // @toolfence/core under node:test (no vitest), with only the public API. The store is the
+    // Map store of test/conformance (written from docs/store-contract.md), with no bug switched on.
+    const suite = join(project, 'conformance');
+    mkdirSync(suite);
+    cpSync(join(root, 'test', 'conformance', 'mutants', 'map-store.ts'), join(suite, 'my-store.ts'));
+    writeFileSync(
+      join(suite, 'my-store.test.ts'),
+      [
+        "import { registerStoreConformance } from '@toolfence/core/testing/node';",
+        "import { MapStore } from './my-store.ts';",
+        "registerStoreConformance('MyStore', () => new MapStore(), {",
+        '  createUnavailableStore: () => new MapStore({ down: true }),',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    const report = run(
+      process.execPath,
+      ['--import', 'tsx', '--test', join(suite, 'my-store.test.ts')],
+      project,
+    );
+    const passed = Number(/^# pass (\d+)$/m.exec(report)?.[1]);
+    expect(/^# fail 0$/m.test(report), report).toBe(true);
+    expect(passed).toBeGreaterThanOrEqual(45);
   });
 });
