@@ -985,6 +985,26 @@ describe('Guard under hostile input and failures', () => {
     expect(record?.fingerprint).not.toBe(plainRecord?.fingerprint);
   });
 
+  it('the guard keeps its own copy of a keySecret: bytes changed later do not change the keys', async () => {
+    const secret = new Uint8Array(32).fill(7);
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme', keySecret: secret });
+    let runs = 0;
+    expect(await guard.run(call({ orderId: 'A' }), () => ++runs)).toBe(1);
+    secret[0] = 8;
+    expect(await guard.run(call({ orderId: 'A' }), () => ++runs)).toBe(1);
+    expect(runs).toBe(1);
+  });
+
+  it('a key argument that is a symbol or a function is refused, never merged with others', async () => {
+    const { guard } = setup();
+    const policy = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] };
+    for (const orderId of [Symbol('x'), Symbol('y'), () => 1]) {
+      const error = await rejection(guard.run(call({ orderId }, policy), () => 'must not run'));
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect(error).toMatchObject({ argument: 'orderId' });
+    }
+  });
+
   it('a keySecret shorter than 32 bytes, or given as undefined, is refused when the guard is made', () => {
     for (const keySecret of ['short', new Uint8Array(31), undefined, '']) {
       expect(() => new Guard({ store: new MemoryStore(), keySecret: keySecret as never })).toThrow(

@@ -116,7 +116,9 @@ export class Guard {
       const problem = keySecretProblem(options.keySecret);
       if (problem !== undefined) throw new PolicyError('keySecret', problem);
     }
-    this.keySecret = options.keySecret;
+    // A copy: bytes the caller changes later (or shares with another thread) must not change keys.
+    const secret = options.keySecret;
+    this.keySecret = secret === undefined || typeof secret === 'string' ? secret : Uint8Array.from(secret);
     // Check the defaults once, where they are written.
     resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
   }

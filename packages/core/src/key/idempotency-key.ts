@@ -470,6 +470,16 @@ function pick(tool: string, args: Record<string, unknown>, names: unknown): Reco
         { argument: name, field: 'arguments' },
       );
     }
+    if (typeof value === 'symbol' || typeof value === 'function') {
+      // JSON has no such value: canonically it would vanish like undefined, and every symbol or
+      // function would share one key.
+      throw fail(
+        tool,
+        `the key argument ${show(name)} is a ${typeof value}, which JSON cannot represent; ` +
+          'the call cannot be told apart from other calls, so it is refused',
+        { argument: name, field: 'arguments' },
+      );
+    }
     subset[name] = value;
   }
   return subset;
