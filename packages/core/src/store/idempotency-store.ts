@@ -46,6 +46,25 @@ export interface IdempotencyRecord {
   readonly outcome?: string;
   /** Why the outcome is unknown (`indeterminate`) or the call was given up (`abandoned`). */
   readonly error?: RecordedError;
+  /** The agent run of the call that claimed the key (`GuardedCall.runId`), when it had one. */
+  readonly runId?: string;
+  /** The SDK's tool call id of the call that claimed the key, when it had one. */
+  readonly callId?: string;
+  /**
+   * The policy's human description of the call (`describe(args)`, e.g. `refund A-100 EUR 30`):
+   * the one place where text derived from the arguments is stored, opt-in, at most
+   * `MAX_DESCRIPTION_LENGTH` code units. Absent unless the policy has `describe`.
+   */
+  readonly description?: string;
+  /** When the current attempt claimed the key (epoch ms, store clock). */
+  readonly claimedAtMs?: number;
+  /**
+   * When the record entered its current state (epoch ms, store clock): the claim for
+   * `in_progress`, the settlement for the others. Listing orders by it.
+   */
+  readonly updatedAtMs?: number;
+  /** The operator resolution that completed this record, when an operator did (`resolve`). */
+  readonly resolution?: ResolutionEntry;
 }
 
 /** An error as recorded: its type name and message only (never a stack or arguments). */
@@ -94,6 +113,12 @@ export interface ClaimOptions {
   readonly mode: TakeoverMode;
   /** Most attempts an `at-least-once` call may have (>= 1). */
   readonly maxAttempts: number;
+  /** The agent run the call belongs to; recorded for operators (never part of a decision). */
+  readonly runId?: string;
+  /** The SDK's tool call id; recorded for operators (never part of a decision). */
+  readonly callId?: string;
+  /** The policy's human description of the call; recorded for operators (see `IdempotencyRecord`). */
+  readonly description?: string;
   /**
    * When true, a record with another tool or another fingerprint is a `conflict`, reported before
    * any other state (business keys and `'call'` keys). When false only the tool is checked.
@@ -149,12 +174,86 @@ export type MarkIndeterminateResult =
   | { readonly status: 'stale'; readonly record: IdempotencyRecord }
   | { readonly status: 'not_found' };
 
+/** Who settled a record and why, kept with every operator resolution. */
+export interface ResolutionAudit {
+  /** The operator (a user id, an email): at most `MAX_NAME_LENGTH` code units. */
+  readonly by?: string;
+  /** Why, in the operator's words: at most `MAX_REASON_LENGTH` code units. */
+  readonly reason?: string;
+}
+
 /** How an operator settles an `indeterminate` or `abandoned` record. */
 export type Resolution =
   /** The effect happened; this is its outcome (encoded by the guard's codec). */
-  | { readonly outcome: string }
+  | ({ readonly outcome: string } & ResolutionAudit)
   /** The effect did not happen; delete the record so the call may run again. */
-  | { readonly released: true };
+  | ({ readonly released: true } & ResolutionAudit);
+
+/**
+ * One operator resolution, as the store keeps it (written in the same atomic step as the
+ * resolution itself, kept for the retention window the resolution was given, also after a
+ * `released` resolution deleted the record). Never holds the outcome or the arguments.
+ */
+export interface ResolutionEntry {
+  readonly key: string;
+  readonly tenant: string;
+  readonly tool: string;
+  /** `completed`: the operator stated the outcome; `released`: the key was freed to run again. */
+  readonly action: 'completed' | 'released';
+  /** The state the record was in when it was resolved. */
+  readonly fromState: 'indeterminate' | 'abandoned';
+  /** Fence and attempt of the record when it was resolved. */
+  readonly fence: number;
+  readonly attempt: number;
+  /** The recorded error of the record when it was resolved. */
+  readonly error?: RecordedError;
+  readonly by?: string;
+  readonly reason?: string;
+  /** When it was resolved (epoch ms, store clock). */
+  readonly atMs: number;
+}
+
+/**
+ * What `list` can select. `lease_expired` is an `in_progress` record whose lease has expired by
+ * the store's clock (a holder that stopped; the next claim will take it over or mark it);
+ * `in_progress` is every record in progress, live or not.
+ */
+export type ListState = 'indeterminate' | 'abandoned' | 'lease_expired' | 'in_progress' | 'completed';
+
+/** Options of {@link IdempotencyStore.list}. */
+export interface ListOptions {
+  /** The tenant to list. Required unless `allTenants` is true (listing never crosses tenants unasked). */
+  readonly tenant?: string;
+  /** List every tenant's records. Refused together with `tenant`. */
+  readonly allTenants?: boolean;
+  /** Which states; default `OPERATOR_STATES` (store-input.ts): indeterminate, abandoned, lease_expired. */
+  readonly states?: readonly ListState[];
+  /** Only records of this tool. */
+  readonly tool?: string;
+  /** Only records that entered their state at least this many ms ago (store clock), `>= 0`. */
+  readonly olderThanMs?: number;
+  /** By `updatedAtMs`, then key: `'oldest'` (default) or `'newest'` first. */
+  readonly order?: 'oldest' | 'newest';
+  /** Most records in one page, `1..MAX_LIST_LIMIT`. */
+  readonly limit: number;
+  /** The `cursor` of the previous page, with the same other options. */
+  readonly cursor?: string;
+}
+
+/** A listed record: everything but the outcome (read it with `get`). */
+export type ListedRecord = Omit<IdempotencyRecord, 'outcome'>;
+
+/** One page of {@link IdempotencyStore.list}. */
+export interface ListPage {
+  readonly records: readonly ListedRecord[];
+  /**
+   * Pass it back for the next page; absent on the last page. A page may hold fewer than `limit`
+   * records while a cursor is still present.
+   */
+  readonly cursor?: string;
+  /** The store's clock when it answered (epoch ms), to judge leases. */
+  readonly nowMs: number;
+}
 
 export type ResolveResult =
   | { readonly status: 'resolved' }
@@ -245,7 +344,26 @@ export interface IdempotencyStore {
    */
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;
 
-  /** Erase every record of a tenant. Returns how many were erased. @throws StoreUnavailableError */
+  /**
+   * Operator: a page of records by state, newest or oldest first, from an index the store keeps
+   * in the same atomic steps that change state (never a scan of the whole keyspace). Never
+   * returns outcomes or arguments; never crosses tenants unless `allTenants` is set.
+   * @throws StoreInputError (bad options or a cursor this store did not give; nothing read)
+   * @throws StoreUnavailableError
+   */
+  list?(options: ListOptions): Promise<ListPage>;
+
+  /**
+   * Operator: the resolutions of a key, newest first (also of a record a `released` resolution
+   * deleted), while their retention lasts.
+   * @throws StoreUnavailableError
+   */
+  resolutions?(ref: RecordRef): Promise<readonly ResolutionEntry[]>;
+
+  /**
+   * Erase every record of a tenant, with its index entries and resolutions. Returns how many
+   * records were erased. @throws StoreUnavailableError
+   */
   forget(options: { readonly tenant: string }): Promise<number>;
 
   /**

@@ -8,7 +8,7 @@
  * called directly.
  */
 import { StoreInputError } from '../errors/store-input-error.js';
-import type { ClaimOptions, Holder, RecordedError, RecordRef } from './idempotency-store.js';
+import type { ClaimOptions, Holder, ListState, RecordedError, RecordRef } from './idempotency-store.js';
 
 /** Longest tenant, tool name, key, owner and fingerprint, in UTF-16 code units. */
 export const MAX_NAME_LENGTH = 256;
@@ -18,6 +18,18 @@ export const MAX_ERROR_TYPE_LENGTH = 256;
 export const MAX_ERROR_MESSAGE_LENGTH = 4096;
 /** Longest outcome, in UTF-16 code units (16 Mi): far below what Redis and PostgreSQL can hold. */
 export const MAX_OUTCOME_LENGTH = 16_777_216;
+/** Longest policy description of a call (`describe(args)`), in UTF-16 code units. */
+export const MAX_DESCRIPTION_LENGTH = 512;
+/** Longest operator reason of a resolution, in UTF-16 code units. */
+export const MAX_REASON_LENGTH = 1024;
+/** Most records in one page of `list`. */
+export const MAX_LIST_LIMIT = 1000;
+/** The states `list` selects when `states` is not given: what an operator acts on. */
+export const OPERATOR_STATES: readonly ListState[] = Object.freeze([
+  'indeterminate',
+  'abandoned',
+  'lease_expired',
+] as const);
 /** Longest timer duration (lease, heartbeat, timeout, wait): the longest Node.js timer, 2^31 - 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
 /**
