@@ -291,7 +291,7 @@ describe('Redis errors are classified and name the address', () => {
     const target = ref();
     const names = store.namesOf(target);
     // The claim script itself refuses a retention that would decode above 2^53 (rule S4).
-    const command = `toolfence_${(await import('../../packages/stores/src/redis/scripts.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
+    const command = `toolfence_${(await import('../../packages/stores/src/redis/lua-scripts.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
     const claimScript = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[
       command
     ]!;

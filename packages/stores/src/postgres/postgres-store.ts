@@ -31,11 +31,10 @@ import {
   StoreUnavailableError,
 } from '@toolfence/core';
 import type { Pool, PoolClient } from 'pg';
-
-import { migrations, statements } from './generated-sql.js';
 import { type PostgresNames, postgresNames, renderSql, validateIdentifier } from './identifiers.js';
 import { type FailureSite, toStoreError } from './postgres-errors.js';
 import { type PostgresListenConnection, SettleListener, type SettleWaiter } from './settle-listener.js';
+import { migrations, statements } from './sql-files.js';
 
 export type { PostgresListenConnection } from './settle-listener.js';
 

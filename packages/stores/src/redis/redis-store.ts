@@ -38,10 +38,10 @@ import {
   renewResult,
   resolveResult,
 } from './codes.js';
+import { packageVersion, type RedisScript, type ScriptName, scripts } from './lua-scripts.js';
 import { assertValidPrefix, type RecordNames, recordNames, tenantPattern } from './record-names.js';
 import { describeRedisAddress, toRedisStoreError } from './redis-errors.js';
 import { ReplyDeadlines } from './reply-deadlines.js';
-import { packageVersion, type RedisScript, scripts } from './scripts.js';
 import { SettleSubscriber } from './settle-subscriber.js';
 
 /** Options of {@link RedisStore}. */
@@ -141,7 +141,7 @@ export class RedisStore implements IdempotencyStore {
   readonly #operationTimeoutMs: number;
   /** `RedisStore at host:port/db`: every error names it (never credentials). */
   readonly #site: string;
-  readonly #commands: Record<keyof typeof scripts, ScriptCommand>;
+  readonly #commands: Record<ScriptName, ScriptCommand>;
   readonly #subscriber: SettleSubscriber;
   readonly #deadlines: ReplyDeadlines;
   /** The client's socket while this store holds it corked (until the end of the tick). */
@@ -177,15 +177,15 @@ export class RedisStore implements IdempotencyStore {
       );
     }
     this.#client = client;
-    const commands: Partial<Record<keyof typeof scripts, ScriptCommand>> = {};
-    for (const [property, script] of Object.entries(scripts) as [keyof typeof scripts, RedisScript][]) {
+    const commands: Partial<Record<ScriptName, ScriptCommand>> = {};
+    for (const [property, script] of Object.entries(scripts) as [ScriptName, RedisScript][]) {
       const name = scriptCommandName(script);
       client.defineCommand(name, { numberOfKeys: script.numberOfKeys, lua: script.lua });
       const command = (client as unknown as Record<string, ScriptCommand>)[name];
       if (typeof command !== 'function') throw new TypeError(`ioredis did not define the command ${name}`);
       commands[property] = command.bind(client);
     }
-    this.#commands = commands as Record<keyof typeof scripts, ScriptCommand>;
+    this.#commands = commands as Record<ScriptName, ScriptCommand>;
     this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
   }
 

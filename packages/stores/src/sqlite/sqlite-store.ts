@@ -33,8 +33,8 @@ import {
   ToolfenceError,
 } from '@toolfence/core';
 import Database from 'better-sqlite3';
-import { migrations, statements } from './generated-sql.js';
 import { ChangeSignal, type LocalSettles, localSettlesFor, type SettleWaiter } from './settle-signal.js';
+import { migrations, statements } from './sql-files.js';
 
 export interface SQLiteStoreOptions {
   /**

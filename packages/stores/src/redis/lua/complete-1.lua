@@ -25,17 +25,14 @@ local outcome = ARGV[3]
 local retentionMs = tonumber(ARGV[4])
 local channel = ARGV[5]
 
---- @include "record"
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
 
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
+local refused = refuseNonHolder(record, fence, owner, now, true)
+if refused then
+  return refused
 end
 -- An attempt whose outcome was marked unknown (indeterminate, abandoned) may still state it.
 if record.state == 'completed' then
@@ -45,12 +42,5 @@ if record.state == 'completed' then
   return recordReply(13, now, record)
 end
 
-record.state = 'completed'
-record.outcome = outcome
-record.errorType = nil
-record.errorMessage = nil
-record.retentionMs = retentionMs
-record.expiresAtMs = now + retentionMs
-writeRecord(key, record)
-announceSettled(channel, 'completed')
+completeRecord(key, record, outcome, now, retentionMs, channel)
 return { 10, now }

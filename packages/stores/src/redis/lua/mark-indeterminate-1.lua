@@ -28,17 +28,14 @@ local errorMessage = ARGV[4]
 local retentionMs = tonumber(ARGV[5])
 local channel = ARGV[6]
 
---- @include "record"
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
 
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
+local refused = refuseNonHolder(record, fence, owner, now, true)
+if refused then
+  return refused
 end
 if record.state == 'indeterminate' and record.errorType == errorType and record.errorMessage == errorMessage then
   return { 10, now }
@@ -47,11 +44,7 @@ if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-record.state = 'indeterminate'
 record.errorType = errorType
 record.errorMessage = errorMessage
-record.retentionMs = retentionMs
-record.expiresAtMs = now + retentionMs
-writeRecord(key, record)
-announceSettled(channel, 'indeterminate')
+settleRecord(key, record, 'indeterminate', now, retentionMs, channel)
 return { 10, now }

@@ -21,21 +21,17 @@ local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
 local channel = ARGV[3]
 
---- @include "record"
 
 local now = nowMs()
 local record = readRecord(key)
 
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
+local refused = refuseNonHolder(record, fence, owner, now, true)
+if refused then
+  return refused
 end
 if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-redis.call('DEL', key)
-announceSettled(channel, 'released')
+deleteRecord(key, channel)
 return { 10, now }

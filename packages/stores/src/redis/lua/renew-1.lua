@@ -19,23 +19,18 @@ local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
 local leaseMs = tonumber(ARGV[3])
 
---- @include "record"
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 
 local now = nowMs()
 local record = readRecord(key)
 
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return { 12, now }
+local refused = refuseNonHolder(record, fence, owner, now, false)
+if refused then
+  return refused
 end
 if record.state ~= 'in_progress' then
   return { 13, now }
 end
 
-record.leaseExpiresAtMs = now + leaseMs
-record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
-writeRecord(key, record)
+extendLease(key, record, now + leaseMs)
 return { 10, now, record.leaseExpiresAtMs }

@@ -1,16 +1,15 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { renderSqliteSqlModule, sqliteGeneratedModulePath } from '../../scripts/generate-sqlite-sql.js';
-import { migrations, statements } from './generated-sql.js';
+import { migrations, statementFiles, statements } from './sql-files.js';
 import { quoteIdentifier } from './sqlite-store.js';
 
-describe('generated SQLite SQL module', () => {
-  it('is up to date with src/sqlite/sql/*.sql (run the generator when this fails)', () => {
-    const committed = readFileSync(sqliteGeneratedModulePath, 'utf8');
-    expect(
-      committed === renderSqliteSqlModule(),
-      'run: npx tsx packages/stores/scripts/generate-sqlite-sql.ts',
-    ).toBe(true);
+describe('the SQLite SQL files, loaded from sql/*.sql', () => {
+  it('loads every file: each is a migration or a named statement', () => {
+    const files = readdirSync(new URL('./sql/', import.meta.url)).filter((file) => file.endsWith('.sql'));
+    expect(files.length).toBe(migrations.length + statementFiles.length);
+    expect(Object.keys(statements).length).toBe(statementFiles.length);
+    expect(migrations[0]?.name).toBe('0001_init');
+    expect(statements.selectRecord).toContain('{{table}}');
   });
 
   it('numbers migrations 1, 2, ... and uses only known placeholders', () => {

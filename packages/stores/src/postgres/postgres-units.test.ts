@@ -1,18 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
-import { postgresGeneratedModulePath, renderPostgresSqlModule } from '../../scripts/generate-postgres-sql.js';
-import { migrations, statements } from './generated-sql.js';
 import { postgresNames, quoteIdentifier, renderSql, validateIdentifier } from './identifiers.js';
 import { classifyFailure, isUnavailableError, toStoreError } from './postgres-errors.js';
+import { migrations, statementFiles, statements } from './sql-files.js';
 
-describe('generated SQL module', () => {
-  it('is up to date with src/postgres/sql/*.sql (run the generator when this fails)', () => {
-    const committed = readFileSync(postgresGeneratedModulePath, 'utf8');
-    expect(
-      committed === renderPostgresSqlModule(),
-      'run: npx tsx packages/stores/scripts/generate-postgres-sql.ts',
-    ).toBe(true);
+describe('the SQL files, loaded from sql/*.sql', () => {
+  it('loads every file: each is a migration or a named statement', () => {
+    const files = readdirSync(new URL('./sql/', import.meta.url)).filter((file) => file.endsWith('.sql'));
+    expect(files.length).toBe(migrations.length + statementFiles.length);
+    expect(Object.keys(statements).length).toBe(statementFiles.length);
+    expect(statements.claim).toMatch(/^-- /);
+    expect(migrations[2]?.name).toBe('0003_outcome_bytes');
   });
 
   it('numbers migrations 1, 2, ... without gaps', () => {

@@ -1,5 +1,6 @@
 --[[
-  Shared helpers, inlined by the generator where a script says @include "record".
+  Shared helpers: the store's loader (../lua-scripts.ts) puts every includes/*.lua, in name
+  order, before each script, so a helper may use the helpers of the files before it.
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
