@@ -75,13 +75,17 @@ describe('SQLiteStore on a file', () => {
       raw.close();
     }
     // synchronous is per connection: read it through the store's own connection.
-    const connection = (store as unknown as { connection: { db: Database.Database } }).connection.db;
+    const connection = (store as unknown as { db: { connection: { db: Database.Database } } }).db.connection
+      .db;
     expect(connection.pragma('synchronous', { simple: true })).toBe(2);
     const normal = await ready({ synchronous: 'normal' });
     expect(
-      (normal as unknown as { connection: { db: Database.Database } }).connection.db.pragma('synchronous', {
-        simple: true,
-      }),
+      (normal as unknown as { db: { connection: { db: Database.Database } } }).db.connection.db.pragma(
+        'synchronous',
+        {
+          simple: true,
+        },
+      ),
     ).toBe(1);
   });
 

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { migrations, statementFiles, statements } from './sql-files.js';
-import { quoteIdentifier } from './sqlite-store.js';
+import { quoteIdentifier } from './sql-names.js';
 
 describe('the SQLite SQL files, loaded from sql/*.sql', () => {
   it('loads every file: each is a migration or a named statement', () => {
