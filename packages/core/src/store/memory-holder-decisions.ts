@@ -1,23 +1,15 @@
 // The holder's operations on the MemoryStore (renew, complete, release, markIndeterminate), each
 // one synchronous step: fence AND owner must match the live record.
-import type {
-  CompleteResult,
-  Holder,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-} from './idempotency-store.js';
+import type * as contract from './idempotency-store.js';
 import { isHolder, type MemoryRecords, recordId, snapshot } from './memory-records.js';
 
 export function decideRenew(
   records: MemoryRecords,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   leaseMs: number,
   now: number,
-): RenewResult {
+): contract.RenewResult {
   const record = records.live(recordId(ref), now);
   if (record === undefined) return { status: 'lost', reason: 'not_found' };
   if (!isHolder(record, holder)) return { status: 'lost', reason: 'stale' };
@@ -32,12 +24,12 @@ export function decideRenew(
 /** Accepted on `indeterminate` / `abandoned` too: late truth from the holder. */
 export function decideComplete(
   records: MemoryRecords,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   outcome: string,
   retentionMs: number,
   now: number,
-): { result: CompleteResult; settled: boolean } {
+): { result: contract.CompleteResult; settled: boolean } {
   records.sweep(now);
   const record = records.live(recordId(ref), now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
@@ -53,10 +45,10 @@ export function decideComplete(
 
 export function decideRelease(
   records: MemoryRecords,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   now: number,
-): { result: ReleaseResult; settled: boolean } {
+): { result: contract.ReleaseResult; settled: boolean } {
   const id = recordId(ref);
   const record = records.live(id, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
@@ -69,12 +61,12 @@ export function decideRelease(
 
 export function decideMarkIndeterminate(
   records: MemoryRecords,
-  ref: RecordRef,
-  holder: Holder,
-  error: RecordedError,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  error: contract.RecordedError,
   retentionMs: number,
   now: number,
-): { result: MarkIndeterminateResult; settled: boolean } {
+): { result: contract.MarkIndeterminateResult; settled: boolean } {
   const record = records.live(recordId(ref), now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
   if (!isHolder(record, holder) || record.state !== 'in_progress') {

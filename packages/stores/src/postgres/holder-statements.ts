@@ -1,18 +1,10 @@
 // The holder's operations (renew, complete, release, markIndeterminate): each one statement that
 // locks the row, checks fence AND owner, and changes it (sql/<operation>.sql).
-import type {
-  CompleteResult,
-  Holder,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-} from '@toolfence/core';
+import type * as contract from '@toolfence/core';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
 
-function holderValues(ref: RecordRef, holder: Holder): unknown[] {
+function holderValues(ref: contract.RecordRef, holder: contract.Holder): unknown[] {
   return [ref.tenant, ref.key, holder.fence, holder.owner];
 }
 
@@ -27,10 +19,10 @@ function changedOr<Done extends string>(
 
 export async function renewLease(
   runner: StatementRunner,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   leaseMs: number,
-): Promise<RenewResult> {
+): Promise<contract.RenewResult> {
   const row = await runner.queryOne('renew', runner.sql.renew, [...holderValues(ref, holder), leaseMs]);
   if (row === undefined) return { status: 'lost', reason: 'not_found' };
   if (row.renewed_lease_ms !== null && row.renewed_lease_ms !== undefined) {
@@ -44,11 +36,11 @@ export async function renewLease(
 
 export async function completeRecord(
   runner: StatementRunner,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   outcome: string,
   retentionMs: number,
-): Promise<CompleteResult> {
+): Promise<contract.CompleteResult> {
   const stored = storedOutcome(outcome);
   const row = await runner.queryOne('complete', runner.sql.complete, [
     ...holderValues(ref, holder),
@@ -61,20 +53,20 @@ export async function completeRecord(
 
 export async function releaseRecord(
   runner: StatementRunner,
-  ref: RecordRef,
-  holder: Holder,
-): Promise<ReleaseResult> {
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+): Promise<contract.ReleaseResult> {
   const row = await runner.queryOne('release', runner.sql.release, holderValues(ref, holder));
   return changedOr(row, 'released');
 }
 
 export async function markRecordIndeterminate(
   runner: StatementRunner,
-  ref: RecordRef,
-  holder: Holder,
-  error: RecordedError,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  error: contract.RecordedError,
   retentionMs: number,
-): Promise<MarkIndeterminateResult> {
+): Promise<contract.MarkIndeterminateResult> {
   const row = await runner.queryOne('markIndeterminate', runner.sql.markIndeterminate, [
     ...holderValues(ref, holder),
     error.type,

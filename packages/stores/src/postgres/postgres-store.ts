@@ -16,17 +16,13 @@ import type {
   WaitResult,
 } from '@toolfence/core';
 import {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkOutcome,
-  checkRecordedError,
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
 } from '@toolfence/core';
+import { checkInput } from '../shared/operation-input.js';
 import { AutoCleanup } from './auto-cleanup.js';
 import { claimResult, claimRow } from './claim-statement.js';
 import { ensureSchema } from './ensure-schema.js';
@@ -176,8 +172,7 @@ export class PostgresStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.claim} */
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkRecordRef(ref);
-    checkClaimOptions(options);
+    checkInput.claim(ref, options);
     const row = await claimRow(this.runner, ref, options);
     this.autoCleanup.afterClaim();
     return claimResult(row, options);
@@ -185,9 +180,7 @@ export class PostgresStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.renew} */
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkLeaseMs(leaseMs);
+    checkInput.renew(ref, holder, leaseMs);
     return renewLease(this.runner, ref, holder, leaseMs);
   }
 
@@ -198,17 +191,13 @@ export class PostgresStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkOutcome(outcome);
-    checkRetentionMs(retentionMs);
+    checkInput.complete(ref, holder, outcome, retentionMs);
     return completeRecord(this.runner, ref, holder, outcome, retentionMs);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
+    checkInput.release(ref, holder);
     return releaseRecord(this.runner, ref, holder);
   }
 
@@ -219,10 +208,7 @@ export class PostgresStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkRecordedError(error);
-    checkRetentionMs(retentionMs);
+    checkInput.markIndeterminate(ref, holder, error, retentionMs);
     return markRecordIndeterminate(this.runner, ref, holder, error, retentionMs);
   }
 

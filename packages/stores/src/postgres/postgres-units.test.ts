@@ -14,6 +14,23 @@ describe('the SQL files, loaded from sql/*.sql', () => {
     expect(migrations[2]?.name).toBe('0003_outcome_bytes');
   });
 
+  it('puts the shared fragments in place of each -- @include line, without their comments', () => {
+    for (const text of Object.values(statements)) expect(text).not.toMatch(/^-- @include/m);
+    for (const name of [
+      'complete',
+      'markIndeterminate',
+      'release',
+      'resolveCompleted',
+      'resolveReleased',
+    ] as const) {
+      const text = statements[name];
+      expect(text).toContain('WITH current AS (\n  SELECT *\n  FROM {{table}}\n');
+      expect(text).toContain(', change AS (');
+      expect(text).toMatch(/EXISTS \(SELECT 1 FROM change\) AS changed,[^;]*FROM current;\n$/);
+      expect(text).not.toContain('Ends a lock-then-change statement');
+    }
+  });
+
   it('numbers migrations 1, 2, ... without gaps', () => {
     expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1));
     expect(migrations[0]?.name).toBe('0001_init');

@@ -2,11 +2,6 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkOutcome,
-  checkRecordedError,
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
@@ -27,6 +22,7 @@ import {
   type WaitResult,
 } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
+import { checkInput } from '../shared/operation-input.js';
 import {
   claimResult,
   completeResult,
@@ -116,8 +112,7 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkRecordRef(ref);
-    checkClaimOptions(options);
+    checkInput.claim(ref, options);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('claim', this.#client, () =>
       this.#commands.claim(
@@ -137,9 +132,7 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkLeaseMs(leaseMs);
+    checkInput.renew(ref, holder, leaseMs);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('renew', this.#client, () =>
       this.#commands.renew(names.key, holder.fence, holder.owner, leaseMs),
@@ -153,10 +146,7 @@ export class RedisStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkOutcome(outcome);
-    checkRetentionMs(retentionMs);
+    checkInput.complete(ref, holder, outcome, retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('complete', this.#client, () =>
       this.#commands.complete(names.key, holder.fence, holder.owner, outcome, retentionMs, names.channel),
@@ -165,8 +155,7 @@ export class RedisStore implements IdempotencyStore {
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
+    checkInput.release(ref, holder);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('release', this.#client, () =>
       this.#commands.release(names.key, holder.fence, holder.owner, names.channel),
@@ -180,10 +169,7 @@ export class RedisStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkRecordedError(error);
-    checkRetentionMs(retentionMs);
+    checkInput.markIndeterminate(ref, holder, error, retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('markIndeterminate', this.#client, () =>
       this.#commands.markIndeterminate(

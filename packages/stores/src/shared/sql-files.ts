@@ -3,6 +3,8 @@
  * (nothing is generated or copied): `src/<store>/sql/*.sql`. Files named `NNNN_name.sql` are
  * migrations (append-only, applied in order, numbered 1, 2, ... without gaps); every other file is
  * a statement. `{{placeholders}}` in both are replaced with quoted identifiers by the store.
+ * A line `-- @include <name>` in a statement is replaced, at load time, by `sql/fragments/<name>.sql`
+ * (its leading `--` comment lines dropped): the parts several statements share are written once.
  *
  * The files ship in the package's `src/` (package.json `files`). This module sits two folders
  * below the package root both as `src/shared/sql-files.ts` (the `@toolfence/source` condition) and
@@ -29,6 +31,18 @@ export interface SqlFiles<Name extends string> {
 }
 
 const migrationFileName = /^(\d{4})_([a-z0-9_]+)\.sql$/;
+const includeLine = /^-- @include ([a-z0-9-]+)$/gm;
+
+/** `text` with each `-- @include <name>` line replaced by the fragment (no nesting). */
+function expandIncludes(text: string, directory: URL): string {
+  return text.replace(includeLine, (_line, name: string) => {
+    const fragment = readFileSync(new URL(`fragments/${name}.sql`, directory), 'utf8');
+    const body = fragment.replace(/^(--.*\n)+/, '').trimEnd();
+    if (/^-- @include /m.test(body))
+      throw new Error(`sql/fragments/${name}.sql: a fragment cannot include another`);
+    return body;
+  });
+}
 
 function readMigrations(directory: URL, files: readonly string[]): SqlMigration[] {
   const migrations: SqlMigration[] = [];
@@ -61,7 +75,7 @@ export function loadSqlFiles<Name extends string>(
     .sort();
   const statements = {} as Record<Name, string>;
   for (const [name, file] of Object.entries(statementFiles) as [Name, string][]) {
-    statements[name] = readFileSync(new URL(`${file}.sql`, directory), 'utf8');
+    statements[name] = expandIncludes(readFileSync(new URL(`${file}.sql`, directory), 'utf8'), directory);
   }
   return {
     migrations: readMigrations(directory, files),

@@ -1,24 +1,16 @@
 // The holder's operations on SQLite (renew, complete, release, markIndeterminate), each decided
 // inside one BEGIN IMMEDIATE transaction: fence AND owner must match the live row.
-import type {
-  CompleteResult,
-  Holder,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-} from '@toolfence/core';
+import type * as contract from '@toolfence/core';
 import { isHolder, toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';
 
 export function decideRenew(
   db: RecordsDatabase,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   leaseMs: number,
   now: number,
-): Decided<RenewResult> {
+): Decided<contract.RenewResult> {
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: { status: 'lost', reason: 'not_found' } };
   if (!isHolder(row, holder)) return { result: { status: 'lost', reason: 'stale' } };
@@ -32,12 +24,12 @@ export function decideRenew(
 
 export function decideComplete(
   db: RecordsDatabase,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   outcome: string,
   retentionMs: number,
   now: number,
-): Decided<CompleteResult> {
+): Decided<contract.CompleteResult> {
   db.sweep(now);
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: { status: 'not_found' } };
@@ -57,10 +49,10 @@ export function decideComplete(
 
 export function decideRelease(
   db: RecordsDatabase,
-  ref: RecordRef,
-  holder: Holder,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
   now: number,
-): Decided<ReleaseResult> {
+): Decided<contract.ReleaseResult> {
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: { status: 'not_found' } };
   if (!isHolder(row, holder) || row.state !== 'in_progress') {
@@ -72,12 +64,12 @@ export function decideRelease(
 
 export function decideMarkIndeterminate(
   db: RecordsDatabase,
-  ref: RecordRef,
-  holder: Holder,
-  error: RecordedError,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  error: contract.RecordedError,
   retentionMs: number,
   now: number,
-): Decided<MarkIndeterminateResult> {
+): Decided<contract.MarkIndeterminateResult> {
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: { status: 'not_found' } };
   if (!isHolder(row, holder) || row.state !== 'in_progress') {

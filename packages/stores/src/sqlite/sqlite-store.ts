@@ -15,16 +15,8 @@ import type {
   WaitOptions,
   WaitResult,
 } from '@toolfence/core';
-import {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkOutcome,
-  checkRecordedError,
-  checkRecordRef,
-  checkRetentionMs,
-  StoreInputError,
-} from '@toolfence/core';
+import { checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
+import { checkInput } from '../shared/operation-input.js';
 import { decideClaim } from './claim-decision.js';
 import { ensureSchema } from './ensure-schema.js';
 import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-decisions.js';
@@ -95,16 +87,13 @@ export class SQLiteStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.claim} */
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkRecordRef(ref);
-    checkClaimOptions(options);
+    checkInput.claim(ref, options);
     return this.decide(ref, 'claim', (now) => decideClaim(this.db, ref, options, now));
   }
 
   /** {@inheritDoc IdempotencyStore.renew} */
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkLeaseMs(leaseMs);
+    checkInput.renew(ref, holder, leaseMs);
     return this.decide(ref, 'renew', (now) => decideRenew(this.db, ref, holder, leaseMs, now));
   }
 
@@ -115,10 +104,7 @@ export class SQLiteStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkOutcome(outcome);
-    checkRetentionMs(retentionMs);
+    checkInput.complete(ref, holder, outcome, retentionMs);
     return this.decide(ref, 'complete', (now) =>
       decideComplete(this.db, ref, holder, outcome, retentionMs, now),
     );
@@ -126,8 +112,7 @@ export class SQLiteStore implements IdempotencyStore {
 
   /** {@inheritDoc IdempotencyStore.release} */
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
+    checkInput.release(ref, holder);
     return this.decide(ref, 'release', (now) => decideRelease(this.db, ref, holder, now));
   }
 
@@ -138,10 +123,7 @@ export class SQLiteStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkRecordedError(error);
-    checkRetentionMs(retentionMs);
+    checkInput.markIndeterminate(ref, holder, error, retentionMs);
     return this.decide(ref, 'markIndeterminate', (now) =>
       decideMarkIndeterminate(this.db, ref, holder, error, retentionMs, now),
     );
