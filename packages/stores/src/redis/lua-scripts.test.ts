@@ -20,7 +20,7 @@ describe('the Lua scripts, loaded from lua/*.lua', () => {
     expect(includes).toEqual(['01-record.lua', '02-holder-writes.lua']);
     for (const script of Object.values(scripts)) {
       expect(script.numberOfKeys).toBe(1);
-      for (const helper of ['readRecord', 'writeRecord', 'refuseNonHolder', 'settleRecord']) {
+      for (const helper of ['readRecord', 'writeRecord', 'refuseNonHolder', 'readAsHolder', 'settleRecord']) {
         expect(script.lua.match(new RegExp(`local function ${helper}\\(`, 'g'))).toHaveLength(1);
       }
       // The record helpers come before the helpers that use them (Lua locals are lexical).

@@ -15,28 +15,21 @@
   Output:
     { 10, nowMs }  marked (also when this holder already marked it with this very error: a
                    resent command whose first reply was lost)
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs, <record> }  stale: another attempt holds the record
+    { 11, nowMs } | { 12, nowMs, <record> }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
     { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
 local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
-local errorType = ARGV[3]
-local errorMessage = ARGV[4]
+local errorType, errorMessage = ARGV[3], ARGV[4]
 local retentionMs = tonumber(ARGV[5])
 local channel = ARGV[6]
 
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
-local now = nowMs()
-local record = readRecord(key)
-
-local refused = refuseNonHolder(record, fence, owner, now, true)
-if refused then
-  return refused
-end
+local now, record, refused = readAsHolder(key, fence, owner, true)
+if refused then return refused end
 if record.state == 'indeterminate' and record.errorType == errorType and record.errorMessage == errorMessage then
   return { 10, now }
 end

@@ -11,9 +11,8 @@
 
   Output:
     { 10, nowMs }  released
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs, <record> }  stale: another attempt holds the record
-    { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
+    { 11, nowMs } | { 12, nowMs, <record> }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
+    { 13, nowMs, <record> }  settled already (completed, indeterminate, abandoned): not released
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
@@ -21,14 +20,8 @@ local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
 local channel = ARGV[3]
 
-
-local now = nowMs()
-local record = readRecord(key)
-
-local refused = refuseNonHolder(record, fence, owner, now, true)
-if refused then
-  return refused
-end
+local now, record, refused = readAsHolder(key, fence, owner, true)
+if refused then return refused end
 if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end

@@ -10,8 +10,7 @@
 
   Output:
     { 10, nowMs, leaseExpiresAtMs }  renewed
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs }  stale: another attempt holds the record
+    { 11, nowMs } | { 12, nowMs }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
     { 13, nowMs }  settled: the holder is current but the record is no longer in progress
 ]]
 local key = KEYS[1]
@@ -21,13 +20,8 @@ local leaseMs = tonumber(ARGV[3])
 
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 
-local now = nowMs()
-local record = readRecord(key)
-
-local refused = refuseNonHolder(record, fence, owner, now, false)
-if refused then
-  return refused
-end
+local now, record, refused = readAsHolder(key, fence, owner, false)
+if refused then return refused end
 if record.state ~= 'in_progress' then
   return { 13, now }
 end

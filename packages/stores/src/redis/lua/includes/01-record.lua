@@ -50,18 +50,10 @@ local function readRecord(key)
   if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
   if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
   return {
-    state = state,
-    fence = fence,
-    attempt = attempt,
-    owner = owner,
-    leaseExpiresAtMs = leaseExpiresAtMs,
-    expiresAtMs = expiresAtMs,
-    retentionMs = retentionMs,
-    tool = tool,
-    fingerprint = fingerprint,
-    outcome = outcome,
-    errorType = errorType,
-    errorMessage = errorMessage,
+    state = state, fence = fence, attempt = attempt, owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs, expiresAtMs = expiresAtMs, retentionMs = retentionMs,
+    tool = tool, fingerprint = fingerprint,
+    outcome = outcome, errorType = errorType, errorMessage = errorMessage,
   }
 end
 

@@ -18,6 +18,14 @@ local function refuseNonHolder(record, fence, owner, now, withRecord)
   return { 12, now }
 end
 
+-- Reads the clock and the record for an operation of the holder `fence`/`owner`: now, the record,
+-- and the reply to send instead when they do not hold it (see refuseNonHolder; nil when they do).
+local function readAsHolder(key, fence, owner, withRecord)
+  local now = nowMs()
+  local record = readRecord(key)
+  return now, record, refuseNonHolder(record, fence, owner, now, withRecord)
+end
+
 -- Moves the lease deadline to `leaseExpiresAtMs`, keeps the record at least one retention window
 -- past it, and writes it back.
 local function extendLease(key, record, leaseExpiresAtMs)
