@@ -2,7 +2,7 @@
  * toolfence.pml -- a Promela model of the claim / lease / fence protocol of toolfence.
  *
  * One idempotency key, N workers calling it, a store whose operations are single atomic steps
- * exactly as MemoryStore implements them (packages/core/src/store/memory-store.ts), and workers
+ * exactly as MemoryStore implements them (packages/core/src/store/memory-*.ts), and workers
  * that follow Guard.run / Guard.execute / Guard.record (packages/core/src/guard/guard.ts) with a
  * LeaseKeeper (lease-keeper.ts). spec/README.md maps every step to the code line (the model
  * names functions, not line numbers, so that it does not go stale when lines move).
@@ -153,7 +153,7 @@ bool b_life[N];    /* the life in which worker w's call last entered its body is
 #ifdef BAD_FENCE_ONLY
 #define IS_HOLDER(o, f) (rfence == (f))
 #else
-#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-store.ts */
+#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-records.ts */
 #endif
 
 /* per-worker ghosts, unrolled for up to 4 workers */
