@@ -26,18 +26,7 @@ import {
 import { decideResolve, forgetTenant } from './memory-record-decisions.js';
 import { MemoryRecords, recordId, snapshot } from './memory-records.js';
 import { MemoryWaiters } from './memory-waiters.js';
-import {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkOutcome,
-  checkRecordedError,
-  checkRecordRef,
-  checkResolution,
-  checkRetentionMs,
-  checkTenant,
-  checkWaitOptions,
-} from './store-input.js';
+import * as input from './store-input.js';
 
 /** A clock in epoch milliseconds. */
 export interface Clock {
@@ -76,16 +65,16 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkRecordRef(ref);
-    checkClaimOptions(options);
+    input.checkRecordRef(ref);
+    input.checkClaimOptions(options);
     this.assertOpen('claim');
     return decideClaim(this.records, ref, options, this.clock.now(), () => this.settled(ref));
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkLeaseMs(leaseMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkLeaseMs(leaseMs);
     this.assertOpen('renew');
     return decideRenew(this.records, ref, holder, leaseMs, this.clock.now());
   }
@@ -96,10 +85,10 @@ export class MemoryStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkOutcome(outcome);
-    checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkOutcome(outcome);
+    input.checkRetentionMs(retentionMs);
     this.assertOpen('complete');
     return this.settle(
       ref,
@@ -108,8 +97,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
     this.assertOpen('release');
     return this.settle(ref, decideRelease(this.records, ref, holder, this.clock.now()));
   }
@@ -120,39 +109,39 @@ export class MemoryStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkRecordedError(error);
-    checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkRecordedError(error);
+    input.checkRetentionMs(retentionMs);
     this.assertOpen('markIndeterminate');
     const now = this.clock.now();
     return this.settle(ref, decideMarkIndeterminate(this.records, ref, holder, error, retentionMs, now));
   }
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
-    checkRecordRef(ref);
+    input.checkRecordRef(ref);
     this.assertOpen('get');
     const record = this.records.live(recordId(ref), this.clock.now());
     return record === undefined ? null : snapshot(record);
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
-    checkRecordRef(ref);
-    checkResolution(resolution);
-    if ('outcome' in resolution) checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkResolution(resolution);
+    if ('outcome' in resolution) input.checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
     return this.settle(ref, decideResolve(this.records, ref, resolution, retentionMs, this.clock.now()));
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
-    checkTenant(options?.tenant);
+    input.checkTenant(options?.tenant);
     this.assertOpen('forget');
     return forgetTenant(this.records, options.tenant, (id) => this.waiters.notify(id, 'settled'));
   }
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
-    checkRecordRef(ref);
-    checkWaitOptions(options);
+    input.checkRecordRef(ref);
+    input.checkWaitOptions(options);
     this.assertOpen('waitForSettle');
     return this.waiters.wait(ref, options);
   }

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';
+import { OneShotWait } from '../shared/one-shot-wait.js';
 import type { SettleListener, SettleWaiter } from './settle-listener.js';
 import type { StatementRunner } from './statement-runner.js';
 
@@ -30,8 +31,7 @@ function recordDigest(ref: RecordRef): string {
     .digest('hex');
 }
 
-class SettleWait {
-  private finished = false;
+class SettleWait extends OneShotWait {
   private started = false;
   private firstReadDone = false;
   private timedOut = false;
@@ -49,9 +49,10 @@ class SettleWait {
     private readonly context: SettleWaitContext,
     private readonly ref: RecordRef,
     private readonly options: WaitOptions,
-    private readonly resolve: (result: WaitResult) => void,
-    private readonly reject: (error: unknown) => void,
+    resolve: (result: WaitResult) => void,
+    reject: (error: unknown) => void,
   ) {
+    super(resolve, reject);
     this.pollMs = context.pollIntervalMs;
   }
 
@@ -104,23 +105,12 @@ class SettleWait {
     };
   }
 
-  private end(): boolean {
-    if (this.finished) return false;
-    this.finished = true;
+  protected cleanup(): void {
     clearTimeout(this.checkTimer);
     clearTimeout(this.timeoutTimer);
     clearTimeout(this.hardStop);
     this.options.signal?.removeEventListener('abort', this.onAbort);
     this.remove();
-    return true;
-  }
-
-  private finish(result: WaitResult): void {
-    if (this.end()) this.resolve(result);
-  }
-
-  private fail(error: unknown): void {
-    if (this.end()) this.reject(error);
   }
 
   private schedule(): void {

@@ -3,6 +3,7 @@
 // record as a fallback and at the lease deadline as the Redis clock counts it.
 import type { WaitOptions, WaitResult } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';
+import { OneShotWait } from '../shared/one-shot-wait.js';
 import type { RecordRead } from './codes.js';
 import type { RedisExchange } from './redis-exchange.js';
 import type { SettleSubscriber } from './settle-subscriber.js';
@@ -22,8 +23,7 @@ export interface SettleWaitContext {
   readonly read: () => Promise<RecordRead>;
 }
 
-class SettleWait {
-  private finished = false;
+class SettleWait extends OneShotWait {
   private firstReadDone = false;
   private timedOut = false;
   private pollMs = FIRST_POLL_MS;
@@ -31,28 +31,30 @@ class SettleWait {
   private timeoutTimer: NodeJS.Timeout | undefined;
   private hardStop: NodeJS.Timeout | undefined;
   private readonly listening: { remove(): void; subscribed: Promise<void> };
-  private readonly fail = (error: Error): void => this.finish(() => this.reject(error));
-  private readonly onAbort = (): void => this.finish(() => this.reject(this.options.signal?.reason));
+  /** This wait's entry among the store's pending waits (failed when the store closes). */
+  private readonly failWait = (error: Error): void => this.fail(error);
+  private readonly onAbort = (): void => this.fail(this.options.signal?.reason);
 
   constructor(
     private readonly context: SettleWaitContext,
     channel: string,
     private readonly options: WaitOptions,
-    private readonly resolve: (result: WaitResult) => void,
-    private readonly reject: (error: unknown) => void,
+    resolve: (result: WaitResult) => void,
+    reject: (error: unknown) => void,
   ) {
-    this.listening = context.subscriber.listen(channel, () => this.finish(() => resolve('settled')));
+    super(resolve, reject);
+    this.listening = context.subscriber.listen(channel, () => this.finish('settled'));
   }
 
   start(): void {
     const { context, options } = this;
-    context.waits.add(this.fail);
+    context.waits.add(this.failWait);
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
     // The first read decides even when the timeout is shorter than its round trip: a record
     // that is already settled answers 'settled', as the contract asks.
     this.timeoutTimer = setTimeout(
       () => {
-        if (this.firstReadDone) this.finish(() => this.resolve('timeout'));
+        if (this.firstReadDone) this.finish('timeout');
         else this.timedOut = true;
       },
       Math.max(0, options.timeoutMs),
@@ -90,16 +92,13 @@ class SettleWait {
       );
   }
 
-  private finish(settle: () => void): void {
-    if (this.finished) return;
-    this.finished = true;
+  protected cleanup(): void {
     clearTimeout(this.checkTimer);
     clearTimeout(this.timeoutTimer);
     clearTimeout(this.hardStop);
     this.options.signal?.removeEventListener('abort', this.onAbort);
     this.listening.remove();
-    this.context.waits.delete(this.fail);
-    settle();
+    this.context.waits.delete(this.failWait);
   }
 
   private async check(): Promise<void> {
@@ -107,16 +106,16 @@ class SettleWait {
     try {
       read = await this.context.read();
     } catch (error) {
-      this.fail(error as Error);
+      this.fail(error);
       return;
     }
     if (this.finished) return;
     this.firstReadDone = true;
     const { record, nowMs } = read;
-    if (record === null || record.state !== 'in_progress') return this.finish(() => this.resolve('settled'));
+    if (record === null || record.state !== 'in_progress') return this.finish('settled');
     const leaseRemainingMs = record.leaseExpiresAtMs - nowMs;
-    if (leaseRemainingMs <= 0) return this.finish(() => this.resolve('lease_expired'));
-    if (this.timedOut) return this.finish(() => this.resolve('timeout'));
+    if (leaseRemainingMs <= 0) return this.finish('lease_expired');
+    if (this.timedOut) return this.finish('timeout');
     // +1: wake just after the deadline, not a hair before it.
     this.checkTimer = setTimeout(() => void this.check(), Math.min(leaseRemainingMs + 1, this.pollMs));
     this.pollMs = Math.min(this.pollMs * 2, MAX_POLL_MS);

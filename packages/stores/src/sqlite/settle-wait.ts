@@ -3,13 +3,13 @@
 // store's clock counts it.
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';
 import { MAX_TIMER_MS } from '@toolfence/core';
+import { OneShotWait } from '../shared/one-shot-wait.js';
 import { recordId } from './record-row.js';
 import type { Connection, RecordsDatabase } from './records-database.js';
 import type { SettleWaiter } from './settle-signal.js';
 import { toStoreError } from './sqlite-errors.js';
 
-class SettleWait {
-  private finished = false;
+class SettleWait extends OneShotWait {
   private checking = false;
   private recheck = false;
   private leaseTimer: NodeJS.Timeout | undefined;
@@ -23,9 +23,11 @@ class SettleWait {
     private readonly db: RecordsDatabase,
     private readonly ref: RecordRef,
     private readonly options: WaitOptions,
-    private readonly resolve: (result: WaitResult) => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
+    resolve: (result: WaitResult) => void,
+  ) {
+    super(resolve, reject);
+  }
 
   start(connection: Connection): void {
     const waiter: SettleWaiter = {
@@ -51,24 +53,13 @@ class SettleWait {
     this.check();
   }
 
-  private end(): boolean {
-    if (this.finished) return false;
-    this.finished = true;
+  protected cleanup(): void {
     clearTimeout(this.leaseTimer);
     clearTimeout(this.timeoutTimer);
     this.options.signal?.removeEventListener('abort', this.onAbort);
     this.removeLocal();
     this.removeSignal();
     this.removeOnClose();
-    return true;
-  }
-
-  private finish(result: WaitResult): void {
-    if (this.end()) this.resolve(result);
-  }
-
-  private fail(error: unknown): void {
-    if (this.end()) this.reject(error);
   }
 
   private check(): void {
@@ -115,6 +106,6 @@ export function waitForSettle(
   options: WaitOptions,
 ): Promise<WaitResult> {
   return new Promise<WaitResult>((resolve, reject) => {
-    new SettleWait(db, ref, options, resolve, reject).start(connection);
+    new SettleWait(db, ref, options, reject, resolve).start(connection);
   });
 }
