@@ -2,6 +2,7 @@
 // metric reader, and a store wrapper that injects the faults some outcomes need.
 import { createRequire } from 'node:module';
 import type { Attributes } from '@opentelemetry/api';
+import type * as ContextAsyncHooks from '@opentelemetry/context-async-hooks';
 import type * as SdkMetrics from '@opentelemetry/sdk-metrics';
 import type { DataPoint, Histogram } from '@opentelemetry/sdk-metrics';
 import type * as SdkTrace from '@opentelemetry/sdk-trace-base';
@@ -32,6 +33,8 @@ export const api = require('@opentelemetry/api') as typeof import('@opentelemetr
 const { MeterProvider, MetricReader } = require('@opentelemetry/sdk-metrics') as typeof SdkMetrics;
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } =
   require('@opentelemetry/sdk-trace-base') as typeof SdkTrace;
+export const { AsyncLocalStorageContextManager } =
+  require('@opentelemetry/context-async-hooks') as typeof ContextAsyncHooks;
 
 /** A metric reader that hands over what it collects when asked. */
 class TestMetricReader extends MetricReader {

@@ -71,7 +71,9 @@ export class CallTrace {
   /** The call's state is known: its key and tenant go on the span, and its events come here. */
   attach(state: CallState): void {
     state.trace = this;
-    this.span?.setAttributes({ [ATTR_IDEMPOTENCY_KEY]: state.ref.key, [ATTR_TENANT]: state.ref.tenant });
+    quietly(() =>
+      this.span?.setAttributes({ [ATTR_IDEMPOTENCY_KEY]: state.ref.key, [ATTR_TENANT]: state.ref.tenant }),
+    );
   }
 
   /** The body, timed: the guard's overhead is the call's time without it. */
@@ -114,20 +116,7 @@ export class CallTrace {
     }
     if (type === 'tool.waiting') this.waitingSince ??= performance.now();
     const span = this.span;
-    if (span === undefined) return;
-    const attributes: Attributes = { [ATTR_ATTEMPT]: info.attempt, [ATTR_FENCE]: info.fence };
-    if (extra?.error !== undefined) attributes[ATTR_ERROR_TYPE] = extra.error.type;
-    if (extra?.durationMs !== undefined) attributes[ATTR_BODY_DURATION] = extra.durationMs / 1000;
-    if (extra?.takeover !== undefined) {
-      attributes[ATTR_TAKEOVER] = extra.takeover;
-      span.setAttribute(ATTR_TAKEOVER, extra.takeover);
-    }
-    if (extra?.recorded !== undefined) {
-      attributes[ATTR_RECORDED] = extra.recorded;
-      span.setAttribute(ATTR_RECORDED, extra.recorded);
-    }
-    if (extra?.argumentsDiffer !== undefined) attributes[ATTR_ARGUMENTS_DIFFER] = extra.argumentsDiffer;
-    span.addEvent(EVENT_PREFIX + type, attributes);
+    if (span !== undefined) quietly(() => addGuardEvent(span, type, info, extra));
   }
 
   /** A store round trip starts (monotonic ms); a wait for another holder ends with it. */
@@ -148,11 +137,13 @@ export class CallTrace {
     if (operation === 'waitForSettle') this.waitMs += durationMs;
     const span = this.span;
     if (span === undefined) return;
-    const attributes: Attributes = { [ATTR_STORE_DURATION]: durationMs / 1000 };
-    const status = statusOf(result);
-    if (status !== undefined) attributes[ATTR_STORE_STATUS] = status;
-    if (failed) attributes[ATTR_ERROR_TYPE] = describeError(error).type;
-    span.addEvent(STORE_EVENT_PREFIX + operation, attributes, startedMs);
+    quietly(() => {
+      const attributes: Attributes = { [ATTR_STORE_DURATION]: durationMs / 1000 };
+      const status = statusOf(result);
+      if (status !== undefined) attributes[ATTR_STORE_STATUS] = status;
+      if (failed) attributes[ATTR_ERROR_TYPE] = describeError(error).type;
+      span.addEvent(STORE_EVENT_PREFIX + operation, attributes, startedMs);
+    });
   }
 
   /** The caller is answered (`threw`: with `error`): the outcome goes on the span and the metrics. */
@@ -198,6 +189,37 @@ export class CallTrace {
   private bodyEnded(): void {
     if (this.ended) return;
     if (--this.bodiesRunning === 0) this.bodyMs += performance.now() - this.bodySince;
+  }
+}
+
+/** A guard event as a span event: the attempt and fence it concerns, never a message. */
+function addGuardEvent(
+  span: Span,
+  type: GuardEventType,
+  info: AttemptInfo,
+  extra: Partial<GuardEvent> | undefined,
+): void {
+  const attributes: Attributes = { [ATTR_ATTEMPT]: info.attempt, [ATTR_FENCE]: info.fence };
+  if (extra?.error !== undefined) attributes[ATTR_ERROR_TYPE] = extra.error.type;
+  if (extra?.durationMs !== undefined) attributes[ATTR_BODY_DURATION] = extra.durationMs / 1000;
+  if (extra?.takeover !== undefined) {
+    attributes[ATTR_TAKEOVER] = extra.takeover;
+    span.setAttribute(ATTR_TAKEOVER, extra.takeover);
+  }
+  if (extra?.recorded !== undefined) {
+    attributes[ATTR_RECORDED] = extra.recorded;
+    span.setAttribute(ATTR_RECORDED, extra.recorded);
+  }
+  if (extra?.argumentsDiffer !== undefined) attributes[ATTR_ARGUMENTS_DIFFER] = extra.argumentsDiffer;
+  span.addEvent(EVENT_PREFIX + type, attributes);
+}
+
+/** A broken tracer, meter or exporter must not change the outcome of a call. */
+export function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // Telemetry is best effort.
   }
 }
 

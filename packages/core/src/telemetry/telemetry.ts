@@ -4,7 +4,7 @@ import type { Body } from '../guard/call-state.js';
 import type { GuardedCall } from '../guard/guard.js';
 import type { IdempotencyKind } from '../policy/idempotency-policy.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
-import { CallTrace } from './call-trace.js';
+import { CallTrace, quietly } from './call-trace.js';
 import { CallInstruments } from './instruments.js';
 import {
   ATTR_GEN_AI_CONVERSATION_ID,
@@ -87,11 +87,20 @@ export class Telemetry {
     };
     if (typeof call.callId === 'string') attributes[ATTR_GEN_AI_TOOL_CALL_ID] = call.callId;
     if (typeof call.runId === 'string') attributes[ATTR_GEN_AI_CONVERSATION_ID] = call.runId;
-    return tracer.startActiveSpan(
-      `${GEN_AI_OPERATION_EXECUTE_TOOL} ${call.tool}`,
-      { kind: SPAN_KIND_INTERNAL, attributes },
-      (span) => this.traced(span, base, body, guarded),
-    );
+    let running: Promise<T> | undefined;
+    try {
+      return tracer.startActiveSpan(
+        `${GEN_AI_OPERATION_EXECUTE_TOOL} ${call.tool}`,
+        { kind: SPAN_KIND_INTERNAL, attributes },
+        (span) => {
+          running = this.traced(span, base, body, guarded);
+          return running;
+        },
+      );
+    } catch {
+      // A tracer that throws: the call runs (or goes on running) without its span.
+      return running ?? this.traced(undefined, base, body, guarded);
+    }
   }
 
   private async traced<T>(
@@ -100,7 +109,7 @@ export class Telemetry {
     body: Body<T>,
     guarded: (body: Body<T>, trace: CallTrace) => Promise<T>,
   ): Promise<T> {
-    const trace = new CallTrace(span?.isRecording() === true ? span : undefined, this.instruments, base);
+    const trace = new CallTrace(isRecording(span) ? span : undefined, this.instruments, base);
     quietly(() => this.instruments?.started(base));
     try {
       const value = await (trace.timed
@@ -117,12 +126,12 @@ export class Telemetry {
   }
 }
 
-/** A broken exporter or provider must not change the outcome of a call. */
-function quietly(fn: () => void): void {
+/** A span worth building attributes for (a sampled-out or no-op span is not). */
+function isRecording(span: Span | undefined): span is Span {
   try {
-    fn();
+    return span?.isRecording() === true;
   } catch {
-    // Telemetry is best effort.
+    return false;
   }
 }
 
