@@ -136,6 +136,42 @@ describe('telemetry: what the option costs and risks', () => {
     ]);
   });
 
+  it('metrics without a tracer: calls counted, overhead and waits timed, no span made', async () => {
+    telemetry = new Telemetry();
+    const guard = new Guard({
+      store: new MemoryStore(),
+      telemetry: { meterProvider: telemetry.meterProvider },
+    });
+    const call = {
+      tool: 'refund',
+      arguments: { orderId: 'A' },
+      runId: 'r',
+      policy: { kind: Idempotency.EFFECTFUL },
+    };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const leader = guard.run(call, async () => {
+      await held;
+      return 'done';
+    });
+    const follower = guard.run(call, () => 'never');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    release();
+    await expect(Promise.all([leader, follower])).resolves.toEqual(['done', 'done']);
+    const points = await telemetry.points();
+    const of = (metric: string, outcome: string) =>
+      points.filter((point) => point.metric === metric && point.attributes['toolfence.outcome'] === outcome);
+    expect(of('toolfence.guard.calls', 'executed')[0]?.value).toBe(1);
+    expect(of('toolfence.guard.calls', 'waited')[0]?.value).toBe(1);
+    expect(of('toolfence.guard.wait.duration', 'waited')[0]?.sum).toBeGreaterThanOrEqual(0.05);
+    expect(of('toolfence.guard.wait.duration', 'executed')).toEqual([]);
+    // The leader's overhead leaves out its body's 60 ms.
+    expect(of('toolfence.guard.overhead.duration', 'executed')[0]?.sum).toBeLessThan(0.05);
+    expect(telemetry.spans.getFinishedSpans()).toEqual([]);
+  });
+
   it('a meter or tracer that throws never changes the answer', async () => {
     const throwing = () => {
       throw new Error('exporter down');

@@ -63,9 +63,14 @@ export class CallTrace {
     readonly base: Attributes,
   ) {}
 
-  /** Store round trips and waits are timed only when a span or a metric wants them. */
+  /** The body's time is measured only when a span or a metric wants it. */
+  get measured(): boolean {
+    return this.span !== undefined || this.instruments !== undefined;
+  }
+
+  /** Store round trips are timed only for a recording span (they are its span events). */
   get timed(): boolean {
-    return !this.ended && (this.span !== undefined || this.instruments !== undefined);
+    return !this.ended && this.span !== undefined;
   }
 
   /** The call's state is known: its key and tenant go on the span, and its events come here. */
@@ -114,27 +119,22 @@ export class CallTrace {
       this.attempt = info.attempt;
       this.fence = info.fence;
     }
+    // Waiting on another holder lasts until this call enters the body or is answered.
     if (type === 'tool.waiting') this.waitingSince ??= performance.now();
+    else if (type === 'tool.started') this.closeWait(performance.now());
     const span = this.span;
     if (span !== undefined) quietly(() => addGuardEvent(span, type, info, extra));
   }
 
-  /** A store round trip starts (monotonic ms); a wait for another holder ends with it. */
+  /** A store round trip starts (monotonic ms). */
   storeStarted(): number {
-    const now = performance.now();
-    if (this.waitingSince !== undefined) {
-      this.waitMs += now - this.waitingSince;
-      this.waitingSince = undefined;
-    }
-    return now;
+    return performance.now();
   }
 
   /** A store round trip ended: a span event at its start, with its duration (s) and answer. */
   storeEnded(operation: string, startedMs: number, result: unknown, failed: boolean, error: unknown): void {
     if (this.ended) return;
     const durationMs = performance.now() - startedMs;
-    // Waiting for the holder to settle is waiting, not overhead.
-    if (operation === 'waitForSettle') this.waitMs += durationMs;
     const span = this.span;
     if (span === undefined) return;
     quietly(() => {
@@ -150,7 +150,7 @@ export class CallTrace {
   finish(threw: boolean, error: unknown): void {
     if (this.ended) return;
     const nowMs = performance.now();
-    this.storeStarted(); // closes a wait still open
+    this.closeWait(nowMs);
     if (this.bodiesRunning > 0) this.bodyMs += nowMs - this.bodySince;
     this.ended = true;
     const outcome = this.outcome(threw, error);
@@ -179,6 +179,12 @@ export class CallTrace {
     if (this.bodyEntered) return 'executed';
     if (this.seen.has('tool.deduplicated')) return this.seen.has('tool.waiting') ? 'waited' : 'replayed';
     return 'error';
+  }
+
+  private closeWait(nowMs: number): void {
+    if (this.waitingSince === undefined) return;
+    this.waitMs += nowMs - this.waitingSince;
+    this.waitingSince = undefined;
   }
 
   private bodyStarted(): void {

@@ -112,9 +112,10 @@ export class Telemetry {
     const trace = new CallTrace(isRecording(span) ? span : undefined, this.instruments, base);
     quietly(() => this.instruments?.started(base));
     try {
+      const timedBody = trace.measured ? trace.timeBody(body) : body;
       const value = await (trace.timed
-        ? runTraced(trace, () => guarded(trace.timeBody(body), trace))
-        : guarded(body, trace));
+        ? runTraced(trace, () => guarded(timedBody, trace))
+        : guarded(timedBody, trace));
       quietly(() => trace.finish(false, undefined));
       return value;
     } catch (error) {
