@@ -175,6 +175,13 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
         expect(roundTrip.attributes!['toolfence.store.duration']).toBeGreaterThan(0);
         expect(roundTrip.attributes!['toolfence.store.duration']).toBeLessThan(5);
       }
+      // Store events are stamped at the round trip's start, inside the span.
+      const ms = ([seconds, nanos]: readonly [number, number]) => seconds * 1000 + nanos / 1e6;
+      for (const event of span.events) {
+        expect(ms(event.time)).toBeGreaterThanOrEqual(ms(span.startTime) - 1);
+        expect(ms(event.time)).toBeLessThanOrEqual(ms(span.endTime) + 1);
+      }
+      expect(ms(claim!.time)).toBeLessThanOrEqual(ms(span.events[1]!.time));
       expectSameStory(span, setup.events, first.callId);
       const points = await expectCalls(setup.telemetry, 'refund', 'effectful', 'executed', 1);
       expect(pointsOf(points, 'toolfence.guard.wait.duration', {})).toHaveLength(0);
