@@ -3,10 +3,14 @@
 // what the telemetry option costs when nothing is registered, or when the telemetry is broken.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AIMessage } from '@langchain/core/messages';
+import { tool as langchainTool } from '@langchain/core/tools';
 import type { MeterProvider, Span, SpanOptions, TracerProvider } from '@opentelemetry/api';
 import { Guard, type GuardEvent, Idempotency, MemoryStore, PolicyError } from '@toolfence/core';
+import { toolfenceMiddleware } from '@toolfence/langchain';
 import { fenceTools } from '@toolfence/vercel-ai';
 import { generateText, tool } from 'ai';
+import { createAgent, fakeModel } from 'langchain';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedModel } from '../vercel-ai/scripted-model.js';
@@ -88,6 +92,45 @@ describe('telemetry: the span nests where the call runs', () => {
     const bodySpans = spans.filter((span) => span.name === 'POST /refunds');
     expect(bodySpans).toHaveLength(1);
     expect(bodySpans[0]!.parentSpanContext?.spanId).toBe(guarded[0]!.spanContext().spanId);
+  });
+
+  it('a LangChain createAgent run: under the span active around agent.invoke (LangChain makes none)', async () => {
+    telemetry = new Telemetry();
+    const guard = new Guard({
+      store: new MemoryStore(),
+      telemetry: { tracerProvider: telemetry.tracerProvider },
+    });
+    const refundOrder = langchainTool(async ({ orderId }: { orderId: string }) => `refunded ${orderId}`, {
+      name: 'refund_order',
+      description: 'Refund an order',
+      schema: z.object({ orderId: z.string() }),
+    });
+    const agent = createAgent({
+      model: fakeModel()
+        .respondWithTools([{ name: 'refund_order', args: { orderId: 'A-1' }, id: 'call_a' }])
+        .respond(new AIMessage('Refunded.')),
+      tools: [refundOrder],
+      middleware: [
+        toolfenceMiddleware({ guard, policies: { refund_order: { kind: Idempotency.EFFECTFUL } } }),
+      ],
+    });
+    const app = telemetry.tracerProvider.getTracer('app');
+    await app.startActiveSpan('POST /tickets/4711', async (request) => {
+      await agent.invoke(
+        { messages: [{ role: 'user', content: 'refund A-1' }] },
+        { configurable: { thread_id: 'ticket-4711' } },
+      );
+      request.end();
+    });
+    const [span] = telemetry.toolSpans();
+    const request = telemetry.spans.getFinishedSpans().find((each) => each.name === 'POST /tickets/4711')!;
+    expect(span!.name).toBe('execute_tool refund_order');
+    expect(span!.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    expect(span!.attributes).toMatchObject({
+      'gen_ai.tool.call.id': 'call_a',
+      'gen_ai.conversation.id': 'ticket-4711',
+      'toolfence.outcome': 'executed',
+    });
   });
 
   it('under the span the application made active', async () => {
