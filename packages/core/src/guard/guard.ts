@@ -30,6 +30,7 @@ import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
 //   outcome-recording.ts   record the body's value (rule G5)
 //   late-settlement.ts     a body that settles after its caller was answered (rule G4)
 //   guard-runtime.ts, call-errors.ts   what the parts share
+//   ../telemetry/          the call's span and metric points, when the telemetry option is set
 // The rules G1-G6: docs/guarantee.md.
 
 /** Options of a {@link Guard}. */
