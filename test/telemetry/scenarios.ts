@@ -300,6 +300,43 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
       );
     });
 
+    it('indeterminate: the lease lost while the body ran, then the store unreachable (a stop with no event)', async () => {
+      setup = make();
+      const faulty = new FaultyStore(store());
+      faulty.faults.loseRenewals = true;
+      const guard = setup.guard(faulty);
+      const policy: IdempotencyPolicy = { ...effectful, leaseMs: 300, heartbeatMs: 50 };
+      const lost = call('refund', policy, { orderId: SECRET });
+      const answer = guard.run(lost, ({ signal }) => {
+        return new Promise((_, reject) =>
+          signal.addEventListener('abort', () => {
+            faulty.faults.claimUnreachable = true;
+            reject(signal.reason);
+          }),
+        );
+      });
+      await expect(answer).rejects.toBeInstanceOf(IndeterminateOutcomeError);
+      const span = spanOf(setup.telemetry, lost.callId);
+      expectToolSpan(span, {
+        tool: 'refund',
+        kind: 'effectful',
+        outcome: 'indeterminate',
+        store: 'FaultyStore',
+        errorType: 'IndeterminateOutcomeError',
+      });
+      const guardEvents = eventNames(span).filter((name) => name.startsWith('toolfence.tool.'));
+      expect(guardEvents).toEqual(['toolfence.tool.started', 'toolfence.tool.fenced']);
+      expectSameStory(span, setup.events, lost.callId);
+      await expectCalls(
+        setup.telemetry,
+        'refund',
+        'effectful',
+        'indeterminate',
+        1,
+        'IndeterminateOutcomeError',
+      );
+    });
+
     it('abandoned: an IDEMPOTENT key whose last holder was lost at maxAttempts', async () => {
       setup = make();
       const guard = setup.guard();

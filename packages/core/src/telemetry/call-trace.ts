@@ -1,5 +1,8 @@
 import type { Attributes, Span } from '@opentelemetry/api';
+import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
+import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { describeError } from '../guard/call-errors.js';
 import type { AttemptInfo, Body, CallState } from '../guard/call-state.js';
 import type { GuardEvent, GuardEventType } from '../guard/guard-events.js';
@@ -174,7 +177,13 @@ export class CallTrace {
   }
 
   private outcome(threw: boolean, error: unknown): GuardOutcome {
-    if (threw && IdempotencyConflictError.isInstance(error)) return 'conflict';
+    if (threw) {
+      // The stop the caller got is the outcome, whatever events came before (not every stop has one).
+      if (IndeterminateOutcomeError.isInstance(error)) return 'indeterminate';
+      if (ExecutionAbandonedError.isInstance(error)) return 'abandoned';
+      if (IdempotencyConflictError.isInstance(error)) return 'conflict';
+      if (OutcomePendingError.isInstance(error)) return 'pending';
+    }
     for (const [type, outcome] of DECISIVE) if (this.seen.has(type)) return outcome;
     if (this.bodyEntered) return 'executed';
     if (this.seen.has('tool.deduplicated')) return this.seen.has('tool.waiting') ? 'waited' : 'replayed';
