@@ -28,13 +28,27 @@ import {
 /** `SpanStatusCode.ERROR` of `@opentelemetry/api`, without loading it. */
 const STATUS_ERROR = 2;
 
+/** One bit per event type: the events a call has seen, kept in one number. */
+const BIT: Readonly<Record<GuardEventType, number>> = {
+  'tool.started': 1,
+  'tool.completed': 2,
+  'tool.failed': 4,
+  'tool.deduplicated': 8,
+  'tool.waiting': 16,
+  'tool.pending': 32,
+  'tool.indeterminate': 64,
+  'tool.abandoned': 128,
+  'tool.fenced': 256,
+  'tool.stale_result': 512,
+};
+
 /** Outcomes decided by an event, most serious first: the first one the call saw is its outcome. */
-const DECISIVE: ReadonlyArray<readonly [GuardEventType, GuardOutcome]> = [
-  ['tool.indeterminate', 'indeterminate'],
-  ['tool.abandoned', 'abandoned'],
-  ['tool.pending', 'pending'],
-  ['tool.fenced', 'fenced'],
-  ['tool.stale_result', 'stale_result'],
+const DECISIVE: ReadonlyArray<readonly [number, GuardOutcome]> = [
+  [BIT['tool.indeterminate'], 'indeterminate'],
+  [BIT['tool.abandoned'], 'abandoned'],
+  [BIT['tool.pending'], 'pending'],
+  [BIT['tool.fenced'], 'fenced'],
+  [BIT['tool.stale_result'], 'stale_result'],
 ];
 
 /**
@@ -45,7 +59,7 @@ const DECISIVE: ReadonlyArray<readonly [GuardEventType, GuardOutcome]> = [
  */
 export class CallTrace {
   private readonly startedMs = performance.now();
-  private readonly seen = new Set<GuardEventType>();
+  private seen = 0;
   private bodyEntered = false;
   private bodiesRunning = 0;
   private bodySince = 0;
@@ -65,11 +79,6 @@ export class CallTrace {
     private readonly instruments: CallInstruments | undefined,
     readonly base: Attributes,
   ) {}
-
-  /** The body's time is measured only when a span or a metric wants it. */
-  get measured(): boolean {
-    return this.span !== undefined || this.instruments !== undefined;
-  }
 
   /** Store round trips are timed only for a recording span (they are its span events). */
   get timed(): boolean {
@@ -117,7 +126,7 @@ export class CallTrace {
   /** A guard event of this call (emitted by GuardRuntime.emit, before the listener gets it). */
   event(type: GuardEventType, info: AttemptInfo, extra: Partial<GuardEvent> | undefined): void {
     if (this.ended) return;
-    this.seen.add(type);
+    this.seen |= BIT[type];
     if (info.attempt > 0) {
       this.attempt = info.attempt;
       this.fence = info.fence;
@@ -184,9 +193,11 @@ export class CallTrace {
       if (IdempotencyConflictError.isInstance(error)) return 'conflict';
       if (OutcomePendingError.isInstance(error)) return 'pending';
     }
-    for (const [type, outcome] of DECISIVE) if (this.seen.has(type)) return outcome;
+    for (const [bit, outcome] of DECISIVE) if ((this.seen & bit) !== 0) return outcome;
     if (this.bodyEntered) return 'executed';
-    if (this.seen.has('tool.deduplicated')) return this.seen.has('tool.waiting') ? 'waited' : 'replayed';
+    if ((this.seen & BIT['tool.deduplicated']) !== 0) {
+      return (this.seen & BIT['tool.waiting']) !== 0 ? 'waited' : 'replayed';
+    }
     return 'error';
   }
 

@@ -75,7 +75,7 @@ export class Telemetry {
     call: GuardedCall,
     kind: IdempotencyKind,
     body: Body<T>,
-    guarded: (body: Body<T>, trace: CallTrace) => Promise<T>,
+    guarded: (body: Body<T>, trace: CallTrace | undefined) => Promise<T>,
   ): Promise<T> {
     const base: Attributes = { [ATTR_GEN_AI_TOOL_NAME]: call.tool, [ATTR_KIND]: kind };
     const tracer = this.tracer;
@@ -107,12 +107,21 @@ export class Telemetry {
     span: Span | undefined,
     base: Attributes,
     body: Body<T>,
-    guarded: (body: Body<T>, trace: CallTrace) => Promise<T>,
+    guarded: (body: Body<T>, trace: CallTrace | undefined) => Promise<T>,
   ): Promise<T> {
-    const trace = new CallTrace(isRecording(span) ? span : undefined, this.instruments, base);
+    const recording = isRecording(span) ? span : undefined;
+    // A no-op span and no meter: nothing to measure, the call runs as without the option.
+    if (recording === undefined && this.instruments === undefined) {
+      try {
+        return await guarded(body, undefined);
+      } finally {
+        quietly(() => span?.end());
+      }
+    }
+    const trace = new CallTrace(recording, this.instruments, base);
     quietly(() => this.instruments?.started(base));
     try {
-      const timedBody = trace.measured ? trace.timeBody(body) : body;
+      const timedBody = trace.timeBody(body);
       const value = await (trace.timed
         ? runTraced(trace, () => guarded(timedBody, trace))
         : guarded(timedBody, trace));
