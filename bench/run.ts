@@ -13,6 +13,7 @@ import { memorySuite } from './suites/memory.js';
 import { peerSuite } from './suites/peer.js';
 import { postgresSuite } from './suites/postgres.js';
 import { redisSuite } from './suites/redis.js';
+import { telemetrySuite } from './suites/telemetry.js';
 
 type Service = 'redis' | 'postgres';
 
@@ -33,6 +34,7 @@ const suites: readonly Suite[] = [
   { id: 'collapse-postgres', services: ['postgres'], run: collapsePostgresSuite },
   { id: 'footprint-redis', services: ['redis'], run: footprintRedisSuite },
   { id: 'footprint-postgres', services: ['postgres'], run: footprintPostgresSuite },
+  { id: 'telemetry', services: [], run: telemetrySuite },
 ];
 
 function parseArguments(argv: readonly string[]): { filters: string[]; jsonFile: string | undefined } {
