@@ -300,7 +300,7 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
       );
     });
 
-    it('indeterminate: the lease lost while the body ran, then the store unreachable (a stop with no event)', async () => {
+    it('indeterminate: the lease lost while the body ran, then the store unreachable (the event says so too)', async () => {
       setup = make();
       const faulty = new FaultyStore(store());
       faulty.faults.loseRenewals = true;
@@ -325,7 +325,7 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
         errorType: 'IndeterminateOutcomeError',
       });
       const guardEvents = eventNames(span).filter((name) => name.startsWith('toolfence.tool.'));
-      expect(guardEvents).toEqual(['toolfence.tool.started', 'toolfence.tool.fenced']);
+      expect(guardEvents).toEqual(['toolfence.tool.started', 'toolfence.tool.fenced', 'toolfence.tool.indeterminate']);
       expectSameStory(span, setup.events, lost.callId);
       await expectCalls(
         setup.telemetry,
