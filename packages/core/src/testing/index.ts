@@ -19,7 +19,7 @@
  * runs in seconds.
  */
 import { afterAll, describe, it } from 'vitest';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases.js';
+import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
 
 export {
   type StoreConformanceCase,
@@ -28,7 +28,7 @@ export {
   type StoreFactory,
   storeConformanceCases,
   storeConformanceSuite,
-} from './cases.js';
+} from './cases/index.js';
 
 /**
  * Register the conformance tests of the store contract (docs/store-contract.md in this package)

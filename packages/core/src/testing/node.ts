@@ -12,7 +12,7 @@
  * The contract the cases check: `docs/store-contract.md` in this package.
  */
 import { after, describe, it } from 'node:test';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases.js';
+import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
 
 export {
   type StoreConformanceCase,
@@ -21,7 +21,7 @@ export {
   type StoreFactory,
   storeConformanceCases,
   storeConformanceSuite,
-} from './cases.js';
+} from './cases/index.js';
 
 /**
  * Register every conformance case as a `node:test` test inside one `describe`, with one store
