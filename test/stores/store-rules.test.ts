@@ -1,4 +1,4 @@
-// The store rules of issue 14 (RULES.md S1-S6), pinned on every store: MemoryStore, RedisStore and
+// The store rules S1-S6 (packages/core/docs/store-contract.md), pinned on every store: MemoryStore, RedisStore and
 // PostgresStore against the shared servers. Each store is wrapped so the test counts the I/O it does.
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
