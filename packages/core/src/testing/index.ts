@@ -21,14 +21,8 @@
 import { afterAll, describe, it } from 'vitest';
 import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
 
-export {
-  type StoreConformanceCase,
-  type StoreConformanceOptions,
-  type StoreConformanceSuite,
-  type StoreFactory,
-  storeConformanceCases,
-  storeConformanceSuite,
-} from './cases/index.js';
+// The cases and their shapes (the same exports from both entry points).
+export * from './cases/index.js';
 
 /**
  * Register the conformance tests of the store contract (docs/store-contract.md in this package)

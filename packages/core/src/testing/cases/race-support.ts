@@ -1,8 +1,8 @@
 // What the race cases share: the racers' claim options, issuing an operation amid the claims,
 // the winner and the losers of a round.
-import type { ClaimOptions, ClaimResult, RecordRef } from '../../store/idempotency-store.js';
-import { holderOf } from './case-checks.js';
-import type { Acquired, CaseContext } from './case-context.js';
+import type { ClaimOptions, ClaimResult, Holder, RecordRef } from '../../store/idempotency-store.js';
+import { holderOf, refusesNonCurrentHolders } from './case-checks.js';
+import { type Acquired, type CaseContext, sleep } from './case-context.js';
 
 export const raceTimeoutMs = 60_000;
 
@@ -40,3 +40,29 @@ export const losersOf = (claims: ClaimResult[], claimOptions: ClaimOptions[], wi
   claims.flatMap((claim, index) =>
     index === winner ? [] : holderOf(claim, claimOptions[index] as ClaimOptions),
   );
+
+/** A fresh key whose first holder's lease has certainly expired, and the racers' claim options. */
+export async function expiredLease(c: CaseContext) {
+  const ref = c.ref();
+  const first = await c.acquire(ref, { leaseMs: c.leaseMs });
+  await sleep(c.expireMs);
+  return { ref, first, opts: claimers(c) };
+}
+
+/** After a round: `holders` and every loser of `claims` can change nothing (refusesNonCurrentHolders). */
+export function refusesAllBut(
+  c: CaseContext,
+  ref: RecordRef,
+  holders: readonly Holder[],
+  claims: ClaimResult[],
+  claimOptions: ClaimOptions[],
+  winner: number | undefined,
+  round: number,
+): Promise<void> {
+  return refusesNonCurrentHolders(
+    c,
+    ref,
+    [...holders, ...losersOf(claims, claimOptions, winner)],
+    `round ${round}`,
+  );
+}

@@ -8,17 +8,14 @@ import type { IdempotencyRecord } from '../../store/idempotency-store.js';
 import { fields, ok, same } from '../check.js';
 import { checkLeaseExpiredError, refusesNonCurrentHolders, statusesOf } from './case-checks.js';
 import { type CaseDefinition, DAY_MS, defineCase, sleep } from './case-context.js';
-import { claimers, losersOf, raceTimeoutMs, winnerOf } from './race-support.js';
+import { claimers, expiredLease, losersOf, raceTimeoutMs, winnerOf } from './race-support.js';
 
 export const claimRaceCases: readonly CaseDefinition[] = [
   defineCase(
     'race: N claimers take over one expired lease at-least-once: exactly one acquired, fence raised once',
     async (c) => {
       await c.inRounds(async (round) => {
-        const ref = c.ref();
-        const first = await c.acquire(ref, { leaseMs: c.leaseMs });
-        await sleep(c.expireMs);
-        const opts = claimers(c);
+        const { ref, first, opts } = await expiredLease(c);
         const claims = await Promise.all(opts.map((o, index) => c.racer(index).claim(ref, o)));
         same(statusesOf(claims), { acquired: 1, busy: opts.length - 1 }, 'statuses');
         const winner = winnerOf(claims, opts);

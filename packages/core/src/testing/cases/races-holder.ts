@@ -6,19 +6,16 @@
 // interleaving: one holder at a time, fences rise by one per takeover, one recorded outcome,
 // and afterwards no holder but the current one can change the record.
 import { equal, fields, ok, same } from '../check.js';
-import { refusesNonCurrentHolders, statusesOf } from './case-checks.js';
-import { type CaseDefinition, DAY_MS, defineCase, LONG_LEASE_MS, sleep } from './case-context.js';
-import { claimers, losersOf, raceTimeoutMs, raceWith, winnerOf } from './race-support.js';
+import { statusesOf } from './case-checks.js';
+import { type CaseDefinition, DAY_MS, defineCase, LONG_LEASE_MS } from './case-context.js';
+import { expiredLease, raceTimeoutMs, raceWith, refusesAllBut, winnerOf } from './race-support.js';
 
 export const holderRaceCases: readonly CaseDefinition[] = [
   defineCase(
     'race: complete of the expired holder against a takeover: one recorded outcome or one new holder',
     async (c) => {
       await c.inRounds(async (round) => {
-        const ref = c.ref();
-        const first = await c.acquire(ref, { leaseMs: c.leaseMs });
-        await sleep(c.expireMs);
-        const opts = claimers(c);
+        const { ref, first, opts } = await expiredLease(c);
         const race = await raceWith(c, round, ref, opts, () =>
           c.racer(0).complete(ref, first.holder, '"first"', DAY_MS),
         );
@@ -35,12 +32,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
           fields(winner.result, { fence: 2 }, 'winner');
           fields(record, { state: 'in_progress', fence: 2, owner: winner.options.owner }, 'get');
         }
-        await refusesNonCurrentHolders(
-          c,
-          ref,
-          [first.holder, ...losersOf(race.claims, opts, winner?.index)],
-          `round ${round}`,
-        );
+        await refusesAllBut(c, ref, [first.holder], race.claims, opts, winner?.index, round);
       });
     },
     raceTimeoutMs,
@@ -50,10 +42,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
     'race: renew of the expired holder against a takeover: renewed or taken over, never both',
     async (c) => {
       await c.inRounds(async (round) => {
-        const ref = c.ref();
-        const first = await c.acquire(ref, { leaseMs: c.leaseMs });
-        await sleep(c.expireMs);
-        const opts = claimers(c);
+        const { ref, first, opts } = await expiredLease(c);
         const race = await raceWith(c, round, ref, opts, () =>
           c.racer(0).renew(ref, first.holder, LONG_LEASE_MS),
         );
@@ -69,12 +58,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
           ok(winner !== undefined, 'a winner');
           fields(record, { state: 'in_progress', fence: 2, owner: winner.options.owner }, 'get');
         }
-        await refusesNonCurrentHolders(
-          c,
-          ref,
-          [first.holder, ...losersOf(race.claims, opts, winner?.index)],
-          `round ${round}`,
-        );
+        await refusesAllBut(c, ref, [first.holder], race.claims, opts, winner?.index, round);
       });
     },
     raceTimeoutMs,
@@ -84,10 +68,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
     'race: release of the expired holder against claims: exactly one new holder, its record kept',
     async (c) => {
       await c.inRounds(async (round) => {
-        const ref = c.ref();
-        const first = await c.acquire(ref, { leaseMs: c.leaseMs });
-        await sleep(c.expireMs);
-        const opts = claimers(c);
+        const { ref, first, opts } = await expiredLease(c);
         const race = await raceWith(c, round, ref, opts, () => c.racer(0).release(ref, first.holder));
         same(statusesOf(race.claims), { acquired: 1, busy: opts.length - 1 }, 'statuses');
         const winner = winnerOf(race.claims, opts);
@@ -103,12 +84,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
           { state: 'in_progress', fence: winner.result.fence, owner: winner.options.owner },
           'the winner still holds the record',
         );
-        await refusesNonCurrentHolders(
-          c,
-          ref,
-          [first.holder, ...losersOf(race.claims, opts, winner.index)],
-          `round ${round}`,
-        );
+        await refusesAllBut(c, ref, [first.holder], race.claims, opts, winner.index, round);
       });
     },
     raceTimeoutMs,
@@ -118,10 +94,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
     'race: markIndeterminate of the expired holder against a takeover: marked or taken over, never both',
     async (c) => {
       await c.inRounds(async (round) => {
-        const ref = c.ref();
-        const first = await c.acquire(ref, { leaseMs: c.leaseMs });
-        await sleep(c.expireMs);
-        const opts = claimers(c);
+        const { ref, first, opts } = await expiredLease(c);
         const race = await raceWith(c, round, ref, opts, () =>
           c.racer(0).markIndeterminate(ref, first.holder, { type: 'RaceMark', message: 'unknown' }, DAY_MS),
         );
@@ -141,12 +114,7 @@ export const holderRaceCases: readonly CaseDefinition[] = [
           ok(winner !== undefined, 'a winner');
           fields(record, { state: 'in_progress', fence: 2, owner: winner.options.owner }, 'get');
         }
-        await refusesNonCurrentHolders(
-          c,
-          ref,
-          [first.holder, ...losersOf(race.claims, opts, winner?.index)],
-          `round ${round}`,
-        );
+        await refusesAllBut(c, ref, [first.holder], race.claims, opts, winner?.index, round);
       });
     },
     raceTimeoutMs,
