@@ -325,7 +325,11 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
         errorType: 'IndeterminateOutcomeError',
       });
       const guardEvents = eventNames(span).filter((name) => name.startsWith('toolfence.tool.'));
-      expect(guardEvents).toEqual(['toolfence.tool.started', 'toolfence.tool.fenced', 'toolfence.tool.indeterminate']);
+      expect(guardEvents).toEqual([
+        'toolfence.tool.started',
+        'toolfence.tool.fenced',
+        'toolfence.tool.indeterminate',
+      ]);
       expectSameStory(span, setup.events, lost.callId);
       await expectCalls(
         setup.telemetry,
