@@ -13,6 +13,7 @@ import { memorySuite } from './suites/memory.js';
 import { peerSuite } from './suites/peer.js';
 import { postgresSuite } from './suites/postgres.js';
 import { redisSuite } from './suites/redis.js';
+import { sqliteSuite } from './suites/sqlite.js';
 
 type Service = 'redis' | 'postgres';
 
@@ -29,6 +30,7 @@ const suites: readonly Suite[] = [
   { id: 'redis', services: ['redis'], run: redisSuite },
   { id: 'peer', services: ['redis'], run: peerSuite },
   { id: 'postgres', services: ['postgres'], run: postgresSuite },
+  { id: 'sqlite', services: [], run: sqliteSuite },
   { id: 'collapse-redis', services: ['redis'], run: collapseRedisSuite },
   { id: 'collapse-postgres', services: ['postgres'], run: collapsePostgresSuite },
   { id: 'footprint-redis', services: ['redis'], run: footprintRedisSuite },

@@ -58,7 +58,7 @@ export async function memorySuite(): Promise<Row[]> {
       'µs/call',
       median(repeatMicroseconds),
       keyMedian,
-      '<= 3',
+      '<= 2',
     ),
   ];
 }
