@@ -43,6 +43,15 @@ function sqliteBaselines(path: string, synchronous: 'full' | 'normal') {
   };
 }
 
+/** The first-call floor alone (two autocommit inserts on the same file), for the curves. */
+export function sqliteFirstCallBaseline(
+  path: string,
+  synchronous: 'full' | 'normal',
+): { run: () => Promise<void>; close: () => void } {
+  const baselines = sqliteBaselines(path, synchronous);
+  return { run: baselines.twoInserts, close: () => baselines.close() };
+}
+
 /** A SQLiteStore on a fresh file in the temp directory, and how to remove it. */
 export function temporarySqliteStore(synchronous: 'full' | 'normal' = 'full') {
   const directory = mkdtempSync(join(tmpdir(), 'tf-bench-sqlite-'));
