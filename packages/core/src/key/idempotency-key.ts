@@ -1,3 +1,4 @@
+import * as cryptoModule from 'node:crypto';
 import { createHash, createHmac } from 'node:crypto';
 import { isUint8Array } from 'node:util/types';
 import { CanonicalizationError } from '../errors/canonicalization-error.js';
@@ -339,8 +340,19 @@ function checkId(tool: string, field: string, what: string, id: string): void {
   }
 }
 
+/**
+ * `crypto.hash` (Node >= 20.12 / 21.7): a one-shot SHA-256 with no Hash object, about half the
+ * cost of `createHash` for a key-sized text. Undefined on older Node 20, where `createHash` is used.
+ */
+const oneShotHash = (cryptoModule as { hash?: (algorithm: string, data: string, encoding: 'hex') => string })
+  .hash;
+
 function digest(text: string, secret: Buffer | undefined): string {
-  if (secret === undefined) return createHash('sha256').update(text, 'utf8').digest('hex');
+  if (secret === undefined) {
+    // The same bytes either way: the text as UTF-8 (the key text is well-formed: checked above).
+    if (oneShotHash !== undefined) return oneShotHash('sha256', text, 'hex');
+    return createHash('sha256').update(text, 'utf8').digest('hex');
+  }
   return createHmac('sha256', secret).update(text, 'utf8').digest('hex');
 }
 
