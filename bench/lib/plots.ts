@@ -35,7 +35,12 @@ function specOf(curve: Curve): TopLevelSpec {
         title: curve.yTitle,
         scale: curve.yLog ? { type: 'log' } : { zero: true },
       },
-      color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2, labelLimit: 420 } },
+      color: {
+        field: 'series',
+        type: 'nominal',
+        title: null,
+        legend: { orient: 'bottom', columns: 2, labelLimit: 420 },
+      },
       strokeDash: {
         condition: { test: "indexof(datum.series, 'baseline') >= 0", value: [5, 3] },
         value: [1, 0],
