@@ -3,7 +3,7 @@ import { Guard, type IdempotencyStore, jsonOutcomeCodec, type RecordRef } from '
 import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import { curve, parseSizeList } from '../lib/curves.js';
+import { curve, curves, parseSizeList } from '../lib/curves.js';
 import { privateRedis } from '../lib/private-redis.js';
 import { notes, type Row, row } from '../lib/report.js';
 import { connectPostgres, randomName } from '../lib/services.js';
@@ -48,6 +48,8 @@ async function recordsCurve(
   label: string,
   guard: Guard,
   fillTo: (records: number) => Promise<void>,
+  /** Server CPU (µs) per call of `work`, where the server is private (nobody else moves it). */
+  serverMicroseconds?: (calls: number, work: () => Promise<void>) => Promise<number>,
 ): Promise<void> {
   const calls = guardedCalls(guard);
   await calls.prepare();
@@ -82,6 +84,33 @@ async function recordsCurve(
       { series: 'first call p99', x: records, y: median(first.p99) },
       { series: 'repeat p50', x: records, y: median(repeat.p50) },
     );
+    if (serverMicroseconds !== undefined) {
+      const cpu = curve({
+        id: `records-cpu-${label}`,
+        title: `${label}: server CPU per call against live records`,
+        xTitle: 'live records',
+        yTitle: 'server CPU per call (µs, commandstats)',
+        xLog: true,
+        yLog: false,
+      });
+      const firstCpu: number[] = [];
+      const repeatCpu: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        firstCpu.push(
+          await serverMicroseconds(total, async () => void (await runBatch(1, total, () => calls.first()))),
+        );
+        repeatCpu.push(
+          await serverMicroseconds(
+            total,
+            async () => void (await runBatch(1, total, (index) => calls.repeat(index))),
+          ),
+        );
+      }
+      cpu.points.push(
+        { series: 'first call', x: records, y: median(firstCpu) },
+        { series: 'repeat', x: records, y: median(repeatCpu) },
+      );
+    }
   }
 }
 
@@ -99,7 +128,18 @@ function recordsRows(label: string): Row[] {
   const smallest = recordSizes[0]!;
   const largest = recordSizes[recordSizes.length - 1]!;
   const count = (value: number) => value.toLocaleString('en-US');
+  const cpu = curves.find((candidate) => candidate.id === `records-cpu-${label}`)?.points ?? [];
+  const cpuAt = (series: string, records: number) =>
+    cpu.find((point) => point.series === series && point.x === records)?.y ?? Number.NaN;
+  const cpuRow = (series: string) =>
+    row(
+      `records: ${label} server CPU per ${series} at ${count(largest)} records (vs at ${count(smallest)})`,
+      'µs',
+      cpuAt(series, largest),
+      cpuAt(series, smallest),
+    );
   return [
+    ...(cpu.length === 0 ? [] : [cpuRow('first call'), cpuRow('repeat')]),
     row(
       `records: ${label} first call p50 at ${count(largest)} records (vs at ${count(smallest)})`,
       'ms',
@@ -165,7 +205,18 @@ export async function curveRecordsRedisSuite(): Promise<Row[]> {
         await pipeline.exec();
       }
     };
-    await recordsCurve('redis', new Guard({ store }), fillTo);
+    // The server is private: commandstats move only with this suite's calls (the script calls
+    // are the top-level commands; the commands they run are inside their usec).
+    const scriptMicroseconds = async (calls: number, work: () => Promise<void>) => {
+      await client.config('RESETSTAT');
+      await work();
+      const stats = await client.info('commandstats');
+      let usec = 0;
+      for (const match of stats.matchAll(/^cmdstat_(evalsha|eval|fcall):calls=\d+,usec=(\d+)/gm))
+        usec += Number(match[2]);
+      return usec / calls;
+    };
+    await recordsCurve('redis', new Guard({ store }), fillTo, scriptMicroseconds);
     const memoryAfter = await usedMemory(client);
     const sample = client.pipeline();
     for (let index = 0; index < 1_000; index++) {
