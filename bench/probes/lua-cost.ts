@@ -3,7 +3,6 @@
 // store) and of stripped-down variants, on a private redis-server (port 6455), sequential calls.
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../packages/stores/src/redis/index.js';
-import { scripts } from '../../packages/stores/src/redis/scripts.js';
 
 const client = new Redis({ port: 6455 });
 const store = new RedisStore({ client, prefix: 'lc' });
@@ -86,8 +85,6 @@ const v6 = variant(
   "local p = cmsgpack.pack('completed',1,1,ARGV[1],1700000000000,1800000000000,86400000,'place_order',ARGV[2],ARGV[3],nil,nil) redis.call('SET', KEYS[1], p, 'PXAT', 1800000000000) return 1",
 );
 const v7 = variant("redis.call('SET', KEYS[1], ARGV[1], 'PXAT', 1800000000000) return 1");
-const full = scripts.claim.lua;
-console.log('claim script length', full.length, 'bytes');
 await usecPerCall("EVALSHA 'return 1'", (i) => v0(rk(i)));
 await usecPerCall('EVALSHA GET (reply 1)', (i) => v1(rk(i)));
 await usecPerCall('EVALSHA GET (reply the raw value)', (i) => v1b(rk(i)));
