@@ -27,6 +27,7 @@ import { peerSuite } from './suites/peer.js';
 import { postgresSuite } from './suites/postgres.js';
 import { redisSuite } from './suites/redis.js';
 import { sqliteSuite } from './suites/sqlite.js';
+import { telemetrySuite } from './suites/telemetry.js';
 
 type Service = 'redis' | 'postgres';
 
@@ -48,6 +49,7 @@ const suites: readonly Suite[] = [
   { id: 'collapse-postgres', services: ['postgres'], run: collapsePostgresSuite },
   { id: 'footprint-redis', services: ['redis'], run: footprintRedisSuite },
   { id: 'footprint-postgres', services: ['postgres'], run: footprintPostgresSuite },
+  { id: 'telemetry', services: [], run: telemetrySuite },
   // The cost curves: run by --plots (or a filter `curve`), drawn under bench/plots/ by --plots.
   { id: 'curve-concurrency-memory', services: [], run: curveConcurrencyMemorySuite },
   { id: 'curve-concurrency-redis', services: ['redis'], run: curveConcurrencyRedisSuite },

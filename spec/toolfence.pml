@@ -2,9 +2,10 @@
  * toolfence.pml -- a Promela model of the claim / lease / fence protocol of toolfence.
  *
  * One idempotency key, N workers calling it, a store whose operations are single atomic steps
- * exactly as MemoryStore implements them (packages/core/src/store/memory-store.ts), and workers
- * that follow Guard.run / Guard.execute / Guard.record (packages/core/src/guard/guard.ts) with a
- * LeaseKeeper (lease-keeper.ts). spec/README.md maps every step to the code line (the model
+ * exactly as MemoryStore implements them (packages/core/src/store/memory-*.ts), and workers
+ * that follow Guard.run (packages/core/src/guard/guard.ts), claimLoop (claim-loop.ts), runAttempt
+ * (attempt.ts) and recordOutcome (outcome-recording.ts) with a LeaseKeeper (lease-keeper.ts).
+ * spec/README.md maps every step to the code (the model
  * names functions, not line numbers, so that it does not go stale when lines move).
  *
  * The environment (proctype env) may at any time: let the current lease run out, expire a record
@@ -16,7 +17,7 @@
  * lapsed (MAXLATE times: the claim lands, others act, then the claimer reads the reply).
  * A stall is a worker that is not scheduled while the environment acts (leases may run out).
  *
- * The guard modelled is RULES.md's G1 and G2 (issue 14):
+ * The guard modelled keeps rules G1 and G2 of docs/guarantee.md:
  *   G1  once a guard.run call entered its body it never enters it again (IDEMPOTENT: not more than
  *       maxAttempts times); a superseded attempt only reads: it claims again and completed ->
  *       replay, busy -> wait (EFFECTFUL with its own value: answer it), acquired -> complete the
@@ -32,7 +33,7 @@
  *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
  *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE   bounds (see README)
  *   Rules the model found wrong, kept so that the check bites if they come back (README):
- *   GUARD_NOTFOUND_ANY_KIND    Guard.record answers not_found with its own value for IDEMPOTENT too
+ *   GUARD_NOTFOUND_ANY_KIND    recordOutcome answers not_found with its own value for IDEMPOTENT too
  *   MEMSTORE_RENEW             MemoryStore.renew: expiresAtMs = max(expiresAtMs, lease), no retention
  *   GUARD_OWN_COMPLETION       isOwnCompletion on fence and owner only (OPEN: still the code's rule;
  *                              the model's default is the proposed fix)
@@ -42,7 +43,7 @@
  *   BAD_FENCE_ONLY             holder check on the fence alone (no owner)
  *   BAD_EFFECTFUL_TAKEOVER     at-most-once takes over an expired lease like at-least-once
  *   BAD_LEASE_NEVER_EXPIRES    leases never run out (liveness must fail)
- *   BAD_RECLAIM_AFTER_BODY     the guard before G1 (guard.ts claimLoop today): a superseded attempt
+ *   BAD_RECLAIM_AFTER_BODY     the guard before G1 (claimLoop then): a superseded attempt
  *                              claims again as if new and, if acquired, runs the body again; and
  *                              complete -> not_found answers the own value (EFFECTFUL, lease kept)
  *   BAD_LATE_REPLY             the guard before G2: a claim reply that arrives after the lease
@@ -153,7 +154,7 @@ bool b_life[N];    /* the life in which worker w's call last entered its body is
 #ifdef BAD_FENCE_ONLY
 #define IS_HOLDER(o, f) (rfence == (f))
 #else
-#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-store.ts */
+#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-records.ts */
 #endif
 
 /* per-worker ghosts, unrolled for up to 4 workers */
@@ -194,7 +195,7 @@ inline granted(o, f) {
   g_owner = o
 }
 
-/* Worker `me`'s call enters its body as holder (o, f) (Guard.execute starts the body). Checked
+/* Worker `me`'s call enters its body as holder (o, f) (runAttempt, attempt.ts, starts the body). Checked
  * here, where the body is entered:
  * - ENTRY_CURRENT (G2): the store still holds this very claim, in progress: nobody was told
  *   `indeterminate` or `abandoned` for it, granted a takeover of it, or given a new life of the key
@@ -387,7 +388,7 @@ inline st_mark(o, f, res) {
   printf("MSC: owner %d (fence %d) mark -> %e\n", o, f, res)
 }
 
-/* ---- a worker: a caller of the guarded tool, Guard.run / Guard.claimLoop ----
+/* ---- a worker: a caller of the guarded tool, Guard.run / claimLoop (claim-loop.ts) ----
  * Steps that only change a worker's own variables are folded into the atomic step of the store
  * operation that follows them (nobody else can observe them in between), so each atomic block
  * below is: local decisions + ONE store operation + what the worker does with its answer.
@@ -412,7 +413,7 @@ inline st_mark(o, f, res) {
     :: CALL_AGAIN_OR_STOP \
     fi
 
-/* SUPERSEDED: the same call claims again (Guard.claimLoop) */
+/* SUPERSEDED: the same call claims again (claimLoop, claim-loop.ts) */
 #define CLAIM_AGAIN \
     TOLD_LEAVE(me); o = 0; f = 0; res = 0; lost = false; \
     goto at_claim
@@ -432,14 +433,14 @@ inline st_mark(o, f, res) {
 /* isOwnCompletion: a stale answer whose record is this holder's own completion (a retried
  * complete whose first try was applied). As the guard had it (GUARD_OWN_COMPLETION), fence and
  * owner only, which an operator's resolution of the holder's record also matches; the model's
- * default is the fix (guard.ts isOwnCompletion): the recorded outcome must be the one sent. */
+ * default is the fix (outcome-recording.ts isOwnCompletion): the recorded outcome must be the one sent. */
 #ifdef GUARD_OWN_COMPLETION
 #define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o)
 #else
 #define OWN_COMPLETION (rstate == COMPLETED && rfence == f && rowner == o && routcome == v)
 #endif
-/* Guard.record on not_found. G1: superseded like stale (claim again, read the answer). Before G1
- * (BAD_RECLAIM_AFTER_BODY, guard.ts today) an EFFECTFUL attempt that did not see its lease lost
+/* recordOutcome (outcome-recording.ts) on not_found. G1: superseded like stale (claim again, read the answer). Before G1
+ * (BAD_RECLAIM_AFTER_BODY, the guard before G1) an EFFECTFUL attempt that did not see its lease lost
  * answered with its own value. GUARD_NOTFOUND_ANY_KIND is the rule before the model found
  * TOLD_PER_LIFE broken by it (any kind answered with its own value). */
 #if defined(GUARD_NOTFOUND_ANY_KIND)
@@ -464,7 +465,7 @@ inline st_mark(o, f, res) {
 #define BUSY_ANSWERS_OWN (MODE == AT_MOST_ONCE && v != 0)
 #endif
 
-/* The answer of complete (Guard.record; G1's re-record of the call's own value) */
+/* The answer of complete (recordOutcome; G1's re-record of the call's own value) */
 #define COMPLETE_ANSWER \
       if \
       :: res == X_OK || (res == X_STALE && OWN_COMPLETION) ->   /* recorded */ \
@@ -474,7 +475,7 @@ inline st_mark(o, f, res) {
       :: else -> printf("MSC: owner %d is superseded: it claims again\n", o); CLAIM_AGAIN   /* SUPERSEDED */ \
       fi
 
-/* enter the body as holder (o, f) (Guard.execute) */
+/* enter the body as holder (o, f) (runAttempt, attempt.ts) */
 #define ENTER \
       enter_body(); res = 0; lost = false; TOLD_ENTER(me); \
       goto holding
@@ -491,7 +492,7 @@ inline st_mark(o, f, res) {
            res = 0; goto release_exhausted          /* ExecutionAbandonedError */ \
       fi
 
-/* The answer of a claim (Guard.claimLoop). */
+/* The answer of a claim (claimLoop, claim-loop.ts). */
 #define CLAIM_ANSWER \
       if \
       :: res == R_ACQUIRED ->  \
@@ -501,7 +502,7 @@ inline st_mark(o, f, res) {
            :: true -> skip                               /* the reply comes in time: the view is live */ \
            fi; \
            if \
-           :: MAY_ENTER -> ENTER                         /* run the body (Guard.execute) */ \
+           :: MAY_ENTER -> ENTER                         /* run the body (runAttempt) */ \
            :: else -> READ_ACQUIRED \
            fi \
       :: res == R_BUSY && BUSY_ANSWERS_OWN ->   /* G1, EFFECTFUL: its own value */ \
@@ -509,10 +510,10 @@ inline st_mark(o, f, res) {
            RETURN_VALUE \
       :: res == R_BUSY && !BUSY_ANSWERS_OWN ->  /* waitForSettle, then claim again, */ \
            WAIT_OR_GIVE_UP                       /* or OutcomePendingError past waitTimeoutMs */ \
-      :: res == R_COMPLETED ->             /* deduplicated (Guard.settled) */ \
+      :: res == R_COMPLETED ->             /* deduplicated (answerSettled) */ \
            tell(routcome); \
            RETURN_VALUE \
-      :: res == R_INDET || res == R_ABANDONED ->   /* the caller gets an error (Guard.settled) */ \
+      :: res == R_INDET || res == R_ABANDONED ->   /* the caller gets an error (answerSettled) */ \
            CALL_AGAIN_OR_STOP \
       fi
 
@@ -525,10 +526,10 @@ inline st_mark(o, f, res) {
 
 proctype worker(byte me) {
   byte seq;        /* claims sent so far */
-  byte o;          /* owner id of the current claim (unique per claim, as in Guard.claimLoop) */
+  byte o;          /* owner id of the current claim (unique per claim, as in claimLoop) */
   byte f;          /* fence acquired */
   mtype res;
-  bool lost;       /* leaseLost !== undefined (Guard.execute) */
+  bool lost;       /* leaseLost !== undefined (attempt.ts Attempt) */
   byte cexecs;     /* G1: times the current guard.run call entered its body (all its claims) */
   byte v;          /* G1: the value the current call's own body returned (0: none) */
 #ifdef BAD_CLAIM_READ_THEN_WRITE
@@ -568,7 +569,7 @@ at_claim:
       CLAIM_ANSWER
     }
 
-resend_claim:                              /* Guard.claimOnce: the same claim, once more */
+resend_claim:                              /* claimOnce (claim-loop.ts): the same claim, once more */
     atomic {
       claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
       CLAIM_ANSWER
@@ -621,7 +622,7 @@ release_exhausted:                         /* G1, IDEMPOTENT: own executions use
       CALL_AGAIN_OR_STOP
     }
 
-holding:                                   /* Guard.execute */
+holding:                                   /* runAttempt (attempt.ts) */
     do
     :: atomic {                            /* LeaseKeeper.beat */
          !lost ->
@@ -639,7 +640,7 @@ holding:                                   /* Guard.execute */
             printf("MSC: owner %d: its watchdog fires (lease view past, renewals failing)\n", o)
          fi;
          if
-         :: true ->                        /* the body returned: Guard.record */
+         :: true ->                        /* the body returned: recordOutcome */
               v = o;
               st_complete(o, f, v, res);
               SET_HOLD(me, 0);
@@ -687,7 +688,7 @@ holding:                                   /* Guard.execute */
        }
     od;
 
-complete_retry:                            /* Guard.completeWithRetry: the same complete again */
+complete_retry:                            /* completeWithRetry (outcome-recording.ts): the same complete again */
     atomic {
       st_complete(o, f, v, res);
       COMPLETE_ANSWER

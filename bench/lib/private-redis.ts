@@ -1,11 +1,11 @@
 // Private redis-servers for the curves that fill a server (1M records) or need a cluster: started
-// from the redis-server binary on loopback, stopped by pid when the suite ends. Ports: the
+// from the redis-server binary on loopback (test/support/redis-server.ts), stopped when the suite ends. Ports: the
 // comma-separated BENCH_REDIS_PORTS (the first for the single server, the next three for the
 // cluster's masters), or free ports.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { freePort, type RedisServer, startRedisServer } from '../../test/support/redis.js';
+import { freePort, type RedisServer, startRedisServer } from '../../test/support/redis-server.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -20,7 +20,7 @@ async function port(index: number): Promise<number> {
 
 /** A private single redis-server and an ioredis client on it. */
 export async function privateRedis(): Promise<{ client: Redis; server: RedisServer; stop(): Promise<void> }> {
-  const server = await startRedisServer([], await port(0));
+  const server = await startRedisServer({ port: await port(0) });
   const client = new Redis({ host: '127.0.0.1', port: server.port });
   client.on('error', () => {});
   await client.ping();
@@ -42,10 +42,10 @@ export async function privateRedisCluster(): Promise<{ client: Cluster; stop(): 
     for (let index = 1; index <= 3; index++) {
       const chosen = await port(index);
       servers.push(
-        await startRedisServer(
-          ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${chosen}.conf`],
-          chosen,
-        ),
+        await startRedisServer({
+          args: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${chosen}.conf`],
+          port: chosen,
+        }),
       );
     }
     await execFileAsync('redis-cli', [

@@ -1,46 +1,36 @@
+// The services the benchmarks use: the shared Redis and PostgreSQL, checked, started and cleaned
+// by the same helpers as the tests (test/support/redis.ts, test/support/postgres.ts).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import pg from 'pg';
+import type { Redis } from 'ioredis';
+import type pg from 'pg';
+import {
+  createPool,
+  databaseUrl,
+  postgresStartCommand,
+  requirePostgres,
+} from '../../test/support/postgres.js';
+import {
+  connectRedis as connectSharedRedis,
+  deletePrefix,
+  redisUrl,
+  startRedisCommand,
+} from '../../test/support/redis.js';
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-/** The commands that start the services the benchmarks expect (the same as .ci/run). */
-export const startRedisCommand =
-  'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no';
-export const startPostgresCommand =
-  'pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql)" main start';
+export { ServiceMissingError } from '../../test/support/service-missing-error.js';
+export { databaseUrl, redisUrl, startRedisCommand };
+export const startPostgresCommand = postgresStartCommand;
 
 /** A name no other run (or test) uses: every key and table the run creates lives under it. */
 export function randomName(label: string): string {
   return `tf_bench_${label}_${randomBytes(5).toString('hex')}`;
 }
 
-/** Thrown when a service the selected benchmarks need does not answer. */
-export class ServiceMissingError extends Error {
-  override readonly name = 'ServiceMissingError';
-}
-
 /**
- * An ioredis client on REDIS_URL that answered a PING. A missing Redis is an error naming the
- * command that starts it, never a silent skip.
+ * An ioredis client on REDIS_URL that answered a PING. A missing Redis is a ServiceMissingError
+ * naming the command that starts it, never a silent skip.
  */
-export async function connectRedis(): Promise<Redis> {
-  const client = new Redis(redisUrl, { lazyConnect: true, retryStrategy: () => null, connectTimeout: 3000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (error) {
-    client.disconnect();
-    throw new ServiceMissingError(
-      `Redis is not reachable at ${redisUrl} (${(error as Error).message}). ` +
-        `Set REDIS_URL, or start it with: ${startRedisCommand}`,
-      { cause: error },
-    );
-  }
-  client.options.retryStrategy = (times: number) => Math.min(times * 50, 500);
-  return client;
+export function connectRedis(): Promise<Redis> {
+  return connectSharedRedis({ connectTimeout: 3000 });
 }
 
 /** A pg Pool on DATABASE_URL that answered `SELECT 1`; the same error policy as Redis. */
@@ -48,38 +38,15 @@ export async function connectPostgres(max: number): Promise<pg.Pool> {
   // The check has its own connect timeout; the pool has none, because under 1,000 concurrent calls
   // a caller may rightly wait seconds for one of its connections (pg-pool applies
   // connectionTimeoutMillis to that wait too).
-  const probe = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 3000 });
-  probe.on('error', () => {});
-  try {
-    await probe.connect();
-    await probe.query('SELECT 1');
-  } catch (error) {
-    throw new ServiceMissingError(
-      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
-        `Set DATABASE_URL, or start it with: ${startPostgresCommand}`,
-      { cause: error },
-    );
-  } finally {
-    await probe.end().catch(() => undefined);
-  }
+  await requirePostgres(3000);
   // Named, so a test elsewhere that terminates backends by application_name (fault injection on a
   // shared database) cannot take the benchmark's connections for its own.
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, application_name: 'toolfence-bench' });
-  pool.on('error', () => {});
-  return pool;
+  return createPool({ max, application_name: 'toolfence-bench' });
 }
 
 /** Deletes every key starting with `prefix` (SCAN + UNLINK); returns how many. */
-export async function deleteRedisPrefix(client: Redis, prefix: string): Promise<number> {
-  let cursor = '0';
-  let deleted = 0;
-  const pattern = `${prefix.replace(/[\\*?[\]]/g, '\\$&')}*`;
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) deleted += await client.unlink(...keys);
-  } while (cursor !== '0');
-  return deleted;
+export function deleteRedisPrefix(client: Redis, prefix: string): Promise<number> {
+  return deletePrefix(client, prefix);
 }
 
 /** `calls` of every command in `INFO commandstats` (names as Redis writes them, e.g. `evalsha`). */

@@ -1,6 +1,6 @@
-// Field case C03 (docs/field-cases.md) on MemoryStore; the scenario is test/cases/scenarios/c03.ts.
-import { MemoryStore } from '@toolfence/core';
+// Field case C03 (docs/field-cases.md) on MemoryStore; the scenario, written once for every store, is
+// test/cases/scenarios/c03.ts. Lease deadlines are judged by the store's clock.
+import { storeForFile, storeNames, uniqueName } from '../support/stores.js';
 import { describeC03 } from './scenarios/c03.js';
 
-const store = new MemoryStore();
-describeC03('MemoryStore', () => store, 'acme');
+describeC03(storeNames.memory, storeForFile('memory', 'c03'), uniqueName('acme'));

@@ -1,27 +1,6 @@
-// Field case C07 (docs/field-cases.md, C07) on RedisStore, against a real
-// Redis (REDIS_URL).
-import { RedisStore } from '@toolfence/stores/redis';
-import type { Redis } from 'ioredis';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { connectRedis, deletePrefix, keysUnder, randomPrefix } from '../support/redis.js';
+// Field case C07 (docs/field-cases.md) on RedisStore; the scenario, written once for every store, is
+// test/cases/scenarios/c07.ts. Lease deadlines are judged by the store's clock.
+import { storeForFile, storeNames, uniqueName } from '../support/stores.js';
 import { describeC07 } from './scenarios/c07.js';
 
-const prefix = randomPrefix('c07');
-let client: Redis;
-let store: RedisStore;
-
-beforeAll(async () => {
-  client = await connectRedis();
-  store = new RedisStore({ client, prefix });
-});
-
-afterAll(async () => {
-  await store?.close();
-  if (client !== undefined) {
-    await deletePrefix(client, prefix);
-    expect(await keysUnder(client, prefix)).toEqual([]);
-    client.disconnect();
-  }
-});
-
-describeC07('Redis', () => store, `r-${prefix}`);
+describeC07(storeNames.redis, storeForFile('redis', 'c07'), uniqueName('r'));

@@ -20,6 +20,9 @@ import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { connectPostgres, databaseUrl } from '../support/postgres.js';
+import { connectRedis, deletePrefix, redisUrl } from '../support/redis.js';
+import { killRedisServers, startRedisServer } from '../support/redis-server.js';
 import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
 import {
   checkHistory,
@@ -30,7 +33,6 @@ import {
   type TimedAnswer,
 } from './checks.js';
 import { type Ledger, postgresLedger, postgresLedgerDdl, redisLedger } from './ledger.js';
-import { killPrivateRedis, startPrivateRedis } from './private-redis.js';
 import {
   type Answer,
   type AnswerKind,
@@ -50,12 +52,12 @@ const repositoryRoot = join(here, '..', '..');
 const workerScript = join(here, 'worker.ts');
 export const lastRunFile = join(here, 'last-run.json');
 
-export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const startRedisCommand =
-  'redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log';
-export const startPostgresCommand =
-  'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
+/** The ports the run's private redis-server may take (TOOLFENCE_PRIVATE_REDIS_PORTS, comma-separated). */
+const privateRedisPorts = (
+  process.env.TOOLFENCE_PRIVATE_REDIS_PORTS ?? '6421,6422,6423,6424,6425,6426,6427,6428,6429'
+)
+  .split(',')
+  .map(Number);
 
 export const FAULT_KINDS = [
   'sigkill',
@@ -205,7 +207,7 @@ const allChildren = new Set<ChildProcess>();
 
 /** SIGKILLs every worker process (and private redis-server) this module started that is still running. */
 export function killAllWorkers(): void {
-  killPrivateRedis();
+  killRedisServers();
   for (const child of allChildren) {
     if (child.exitCode === null && child.signalCode === null) {
       try {
@@ -249,50 +251,10 @@ interface Backend {
   cleanup(): Promise<void>;
 }
 
-/** Connects to Redis or FAILS naming the command that starts it. */
-export async function requireRedis(): Promise<Redis> {
-  const client = new Redis(redisUrl, {
-    lazyConnect: true,
-    retryStrategy: () => null,
-    maxRetriesPerRequest: 1,
-  });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (error) {
-    client.disconnect();
-    throw new Error(
-      `Redis is not reachable at ${redisUrl} (${(error as Error).message}). ` +
-        `Set REDIS_URL, or start it with: ${startRedisCommand}`,
-      { cause: error },
-    );
-  }
-  client.options.retryStrategy = (times: number) => Math.min(times * 50, 500);
-  return client;
-}
-
-/** Connects to PostgreSQL or FAILS naming the command that starts it. */
-export async function requirePostgres(): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4, connectionTimeoutMillis: 5_000 });
-  pool.on('error', () => {});
-  try {
-    await pool.query('SELECT 1');
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw new Error(
-      `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ` +
-        `Set DATABASE_URL, or start it with: ${startPostgresCommand}`,
-      { cause: error },
-    );
-  }
-  return pool;
-}
-
 async function redisBackend(runTag: string): Promise<Backend> {
   // The ledger's Redis (REDIS_URL) must be there; the store is a private server of this run.
-  const ledgerAdmin = await requireRedis();
-  const server = await startPrivateRedis();
+  const ledgerAdmin = await connectRedis({ maxRetriesPerRequest: 1 });
+  const server = await startRedisServer({ ports: privateRedisPorts });
   const port = server.port;
   const admin = new Redis({ host: '127.0.0.1', port, retryStrategy: (times) => Math.min(times * 20, 200) });
   admin.on('error', () => {});
@@ -332,23 +294,18 @@ async function redisBackend(runTag: string): Promise<Backend> {
       admin.disconnect();
       await proxy.close();
       await server.stop();
-      await deleteRedisPrefix(ledgerAdmin, prefix);
+      await deletePrefix(ledgerAdmin, prefix);
       ledgerAdmin.disconnect();
     },
   };
 }
 
-async function deleteRedisPrefix(client: Redis, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await client.unlink(...keys);
-  } while (cursor !== '0');
-}
-
 async function postgresBackend(runTag: string): Promise<Backend> {
-  const admin = await requirePostgres();
+  const admin = await connectPostgres({
+    max: 4,
+    connectionTimeoutMillis: 5_000,
+    application_name: 'tf-faults-admin',
+  });
   const schema = `tf_faults_${runTag}`;
   const store = new PostgresStore({ pool: admin, schema, autoCleanup: false });
   await store.ensureSchema();

@@ -11,7 +11,7 @@ import { Guard, Idempotency } from '@toolfence/core';
 import { type PostgresQueryable, PostgresStore } from '@toolfence/stores/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseUrl, requirePostgres } from './harness.js';
+import { createPool, requirePostgres } from '../support/postgres.js';
 
 const schema = `tf_faults_lost_reply_${randomBytes(4).toString('hex')}`;
 let pool: pg.Pool;
@@ -21,9 +21,8 @@ let loseNextCompleteReply = false;
 let lostReplies = 0;
 
 beforeAll(async () => {
-  await (await requirePostgres()).end();
-  pool = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'tf-faults-lost-reply' });
-  pool.on('error', () => {});
+  await requirePostgres();
+  pool = createPool({ max: 4, application_name: 'tf-faults-lost-reply' });
   const lossy: PostgresQueryable = {
     async query(text, values) {
       const result = await pool.query(text, values);

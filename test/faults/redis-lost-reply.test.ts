@@ -15,7 +15,7 @@ import { type ClaimOptions, Guard, Idempotency } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisUrl, requireRedis } from './harness.js';
+import { connectRedis, redisUrl } from '../support/redis.js';
 
 /** A proxy that can drop the next reply Redis sends, closing the client's connection instead. */
 class ReplyDroppingProxy {
@@ -67,7 +67,7 @@ let client: Redis;
 let store: RedisStore;
 
 beforeAll(async () => {
-  admin = await requireRedis();
+  admin = await connectRedis({ maxRetriesPerRequest: 1 });
   proxy = new ReplyDroppingProxy(new URL(redisUrl));
   const port = await proxy.listen();
   // A user's ordinary client: ioredis defaults (reconnect, resend unfulfilled commands).

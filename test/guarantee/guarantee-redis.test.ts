@@ -72,9 +72,7 @@ describe('the guarantee on Redis: a server restarted empty while the body runs',
         );
       await sleep(100);
       // Restarted empty (no persistence) on the same port: the client reconnects to a blank server.
-      const port = server.port;
-      await server.stop();
-      server = await startRedisServer([], port);
+      await server.restartEmpty();
       await untilReady(client);
       back.open();
       const outcome = await running;

@@ -18,6 +18,7 @@ const linked = [
   '@types/node',
   '@types/pg',
   'ai',
+  'better-sqlite3',
   'ioredis',
   'langchain',
   'pg',
@@ -124,6 +125,45 @@ describe('the packed tarballs in a fresh project', () => {
       project,
     );
     expect(output).toBe('');
+
+    // Issue 23: the stores read their .lua and .sql files from the installed package at run time
+    // (nothing generated is checked in): the packed build loads them, and a SQLite store made from
+    // it migrates and claims. RedisStore and PostgresStore load theirs when constructed/imported.
+    writeFileSync(
+      join(project, 'stores-load.mjs'),
+      [
+        "import { mkdtempSync, rmSync } from 'node:fs';",
+        "import { tmpdir } from 'node:os';",
+        "import { join } from 'node:path';",
+        "import { Redis } from 'ioredis';",
+        "import pg from 'pg';",
+        "import { PostgresStore } from '@toolfence/stores/postgres';",
+        "import { RedisStore } from '@toolfence/stores/redis';",
+        "import { SQLiteStore } from '@toolfence/stores/sqlite';",
+        'const client = new Redis({ lazyConnect: true });',
+        'const redisStore = new RedisStore({ client });',
+        'const commands = Object.keys(Object.getPrototypeOf(client)).concat(Object.keys(client));',
+        "console.log('redis commands', commands.filter((name) => name.startsWith('toolfence_') && !name.endsWith('Buffer')).length);",
+        'await redisStore.close();',
+        'client.disconnect();',
+        'const pool = new pg.Pool({ max: 1 });',
+        'new PostgresStore({ pool });',
+        'await pool.end();',
+        "const directory = mkdtempSync(join(tmpdir(), 'toolfence-packed-'));",
+        "const store = new SQLiteStore({ path: join(directory, 'records.db'), watchWal: false });",
+        "console.log('sqlite migrations', (await store.ensureSchema()).applied.join(','));",
+        "const claim = await store.claim({ tenant: 't', key: 'k' }, { tool: 'x', fingerprint: 'f', owner: 'o',",
+        "  leaseMs: 1000, retentionMs: 1000, mode: 'at-most-once', maxAttempts: 1, checkFingerprint: true });",
+        "console.log('sqlite claim', claim.status);",
+        'await store.close();',
+        'rmSync(directory, { recursive: true, force: true });',
+        '',
+      ].join('\n'),
+    );
+    const loaded = run(process.execPath, [join(project, 'stores-load.mjs')], project);
+    expect(loaded).toContain('redis commands 7');
+    expect(loaded).toContain('sqlite migrations 1');
+    expect(loaded).toContain('sqlite claim acquired');
 
     // Issue 15: a user's own store, in this project, runs the conformance suite from the packed
     // @toolfence/core under node:test (no vitest), with only the public API. The store is the

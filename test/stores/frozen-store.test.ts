@@ -16,6 +16,7 @@ import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { claimOptions as baseClaimOptions } from '../support/claims.js';
 import {
   createPool,
   databaseUrl,
@@ -54,17 +55,8 @@ afterAll(async () => {
 });
 
 const ref = (): RecordRef => ({ tenant: 'frozen', key: randomBytes(32).toString('hex') });
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: 60_000,
-  mode: 'at-most-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions =>
+  baseClaimOptions({ mode: 'at-most-once', retentionMs: 60_000, ...overrides });
 
 interface Frozen {
   readonly store: IdempotencyStore;

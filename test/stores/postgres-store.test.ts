@@ -1,12 +1,13 @@
 // PostgresStore behaviour that the generic conformance suite cannot see: real connection-level
 // races, migrations under concurrency, pooler-style connection hopping (C06), round trips,
 // retention cleanup, identifier quoting and the single LISTEN connection.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { ClaimOptions, RecordRef } from '@toolfence/core';
+import { createHash, randomBytes } from 'node:crypto';
+import type { RecordRef } from '@toolfence/core';
 import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { PostgresStore, type PostgresStoreOptions } from '@toolfence/stores/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimOptions, randomRef } from '../support/claims.js';
 import {
   createPool,
   dropSchema,
@@ -24,21 +25,7 @@ let pool: pg.Pool;
 let store: PostgresStore;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const ref = (): RecordRef => ({
-  tenant: `t-${randomBytes(4).toString('hex')}`,
-  key: randomBytes(32).toString('hex'),
-});
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: DAY_MS,
-  mode: 'at-least-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const ref = (): RecordRef => randomRef();
 
 function newPool(config: pg.PoolConfig = {}): pg.Pool {
   const created = createPool(config);

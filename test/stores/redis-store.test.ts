@@ -7,7 +7,7 @@ import { StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { scripts } from '../../packages/stores/src/redis/scripts.js';
+import { scripts } from '../../packages/stores/src/redis/lua-scripts.js';
 import {
   connectRedis,
   countCommands,

@@ -1,9 +1,10 @@
 // SQLiteStore across SEPARATE PROCESSES on one file: four child processes, each with its own
 // connection, race for the same keys; a waiter in one process is woken by a settle in another.
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { ClaimOptions, RecordRef } from '@toolfence/core';
+import { randomBytes } from 'node:crypto';
+import type { RecordRef } from '@toolfence/core';
 import { SQLiteStore } from '@toolfence/stores/sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimOptions, randomRef } from '../support/claims.js';
 import { type SqliteWorker, spawnSqliteWorker, sqliteDirectory } from '../support/sqlite.js';
 
 const DAY_MS = 86_400_000;
@@ -13,21 +14,7 @@ let store: SQLiteStore;
 let workers: SqliteWorker[];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const ref = (): RecordRef => ({
-  tenant: `t-${randomBytes(3).toString('hex')}`,
-  key: randomBytes(32).toString('hex'),
-});
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: DAY_MS,
-  mode: 'at-least-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const ref = (): RecordRef => randomRef();
 const shuffled = <T>(items: T[]): T[] => {
   const copy = [...items];
   for (let index = copy.length - 1; index > 0; index--) {

@@ -2,9 +2,9 @@
 // migrations, the busy timeout, byte-exact outcomes at the limits, file permissions, the clock's
 // deadlines (retention from the last renewal, exact integers), cleanup, close, and in-process wake-ups.
 import { spawn } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
-import type { ClaimOptions, RecordRef } from '@toolfence/core';
+import type { RecordRef } from '@toolfence/core';
 import {
   MAX_OUTCOME_LENGTH,
   MAX_RETENTION_MS,
@@ -15,6 +15,7 @@ import {
 import { SQLiteStore, type SQLiteStoreOptions } from '@toolfence/stores/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { claimOptions, randomRef } from '../support/claims.js';
 import { sqliteDirectory } from '../support/sqlite.js';
 
 const DAY_MS = 86_400_000;
@@ -23,21 +24,7 @@ const stores: SQLiteStore[] = [];
 let fileCounter = 0;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const ref = (): RecordRef => ({
-  tenant: `t-${randomBytes(3).toString('hex')}`,
-  key: randomBytes(32).toString('hex'),
-});
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: DAY_MS,
-  mode: 'at-least-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const ref = (): RecordRef => randomRef();
 const newFile = () => directory.file(`db-${++fileCounter}.db`);
 function newStore(options: Partial<SQLiteStoreOptions> = {}): SQLiteStore {
   const created = new SQLiteStore({ path: newFile(), ...options });
@@ -75,13 +62,17 @@ describe('SQLiteStore on a file', () => {
       raw.close();
     }
     // synchronous is per connection: read it through the store's own connection.
-    const connection = (store as unknown as { connection: { db: Database.Database } }).connection.db;
+    const connection = (store as unknown as { db: { connection: { db: Database.Database } } }).db.connection
+      .db;
     expect(connection.pragma('synchronous', { simple: true })).toBe(2);
     const normal = await ready({ synchronous: 'normal' });
     expect(
-      (normal as unknown as { connection: { db: Database.Database } }).connection.db.pragma('synchronous', {
-        simple: true,
-      }),
+      (normal as unknown as { db: { connection: { db: Database.Database } } }).db.connection.db.pragma(
+        'synchronous',
+        {
+          simple: true,
+        },
+      ),
     ).toBe(1);
   });
 

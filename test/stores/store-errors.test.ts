@@ -16,6 +16,7 @@ import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimOptions as baseClaimOptions } from '../support/claims.js';
 import {
   createPool,
   databaseUrl,
@@ -48,17 +49,8 @@ afterAll(async () => {
 });
 
 const ref = (): RecordRef => ({ tenant: 'errors', key: randomBytes(32).toString('hex') });
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: 60_000,
-  mode: 'at-most-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions =>
+  baseClaimOptions({ mode: 'at-most-once', retentionMs: 60_000, ...overrides });
 
 async function failure(work: Promise<unknown>): Promise<Error> {
   try {
@@ -291,7 +283,7 @@ describe('Redis errors are classified and name the address', () => {
     const target = ref();
     const names = store.namesOf(target);
     // The claim script itself refuses a retention that would decode above 2^53 (rule S4).
-    const command = `toolfence_${(await import('../../packages/stores/src/redis/scripts.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
+    const command = `toolfence_${(await import('../../packages/stores/src/redis/lua-scripts.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
     const claimScript = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[
       command
     ]!;

@@ -1,6 +1,5 @@
-// The store rules of issue 14 (RULES.md S1-S6), pinned on every store: MemoryStore, RedisStore and
-// PostgresStore against the shared servers. Each store is wrapped so the test counts the I/O it does.
-import { randomBytes, randomUUID } from 'node:crypto';
+// The store rules S1-S6 (packages/core/docs/store-contract.md), pinned on every store: MemoryStore,
+// RedisStore and PostgresStore against the shared servers. Each store is wrapped so the test counts the I/O it does.
 import {
   type ClaimOptions,
   type IdempotencyStore,
@@ -16,6 +15,7 @@ import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimOptions as baseClaimOptions, randomRef } from '../support/claims.js';
 import { createPool, dropSchema, requirePostgres, uniqueSchemaName } from '../support/postgres.js';
 import { connectRedis, countCommands, deletePrefix, randomPrefix } from '../support/redis.js';
 
@@ -97,21 +97,9 @@ afterAll(async () => {
   }
 });
 
-const ref = (): RecordRef => ({
-  tenant: `t-${randomBytes(4).toString('hex')}`,
-  key: randomBytes(32).toString('hex'),
-});
-const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions => ({
-  tool: 'refund',
-  fingerprint: 'f'.repeat(64),
-  owner: randomUUID(),
-  leaseMs: 30_000,
-  retentionMs: 86_400_000,
-  mode: 'at-most-once',
-  maxAttempts: 3,
-  checkFingerprint: false,
-  ...overrides,
-});
+const ref = (): RecordRef => randomRef();
+const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions =>
+  baseClaimOptions({ mode: 'at-most-once', ...overrides });
 
 async function acquire(store: IdempotencyStore, target: RecordRef, overrides: Partial<ClaimOptions> = {}) {
   const options = claimOptions(overrides);

@@ -1,19 +1,22 @@
 /**
- * PostgreSQL for tests: `DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test), one
- * schema per test file (dropped after). A missing server FAILS the tests, naming the command
- * that starts it: a store test that silently skips proves nothing.
+ * The PostgreSQL service for tests, the fault suite and the benchmark: `DATABASE_URL` (default
+ * postgres://postgres@127.0.0.1:5432/test), checked before use, one schema per test file (dropped
+ * after). A missing server FAILS the run with a ServiceMissingError naming the command that
+ * starts it: a store test that silently skips proves nothing.
  */
 import { randomBytes } from 'node:crypto';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import pg from 'pg';
+import { ServiceMissingError } from './service-missing-error.js';
 
 export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const postgresStartCommand =
   'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
 
-/** Throws (failing the test) when PostgreSQL at `databaseUrl` does not answer. */
-export async function requirePostgres(): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+/** Throws a ServiceMissingError (failing the test) when PostgreSQL at `databaseUrl` does not answer. */
+export async function requirePostgres(connectionTimeoutMillis = 5_000): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis });
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('SELECT 1');
@@ -23,7 +26,7 @@ export async function requirePostgres(): Promise<void> {
       (error as { code?: unknown }).code === '3D000'
         ? `Create the database with: createdb -h 127.0.0.1 -U postgres ${new URL(databaseUrl).pathname.slice(1)}`
         : `Start it with: ${postgresStartCommand}`;
-    throw new Error(
+    throw new ServiceMissingError(
       `PostgreSQL is not reachable at ${databaseUrl} (${(error as Error).message}). ${remedy}  (or set DATABASE_URL)`,
       { cause: error },
     );
@@ -47,6 +50,16 @@ export function createPool(options: pg.PoolConfig = {}): pg.Pool {
   // An idle client's error (e.g. a test terminating backends) must not crash the run.
   pool.on('error', () => undefined);
   return pool;
+}
+
+/**
+ * A pool on `databaseUrl` once PostgreSQL answered (else a ServiceMissingError). Keep `max` small:
+ * the server's connections are shared. Named by `application_name`, so a test that terminates
+ * backends by name cannot take these.
+ */
+export async function connectPostgres(options: pg.PoolConfig = {}): Promise<pg.Pool> {
+  await requirePostgres();
+  return createPool(options);
 }
 
 /** Drops a schema and everything in it (idempotent). */

@@ -1,13 +1,14 @@
-// Test helpers for the Redis store: a real Redis (REDIS_URL), random key prefixes cleaned up
-// after each file, and a throwaway Redis Cluster started from the redis-server binary.
+// The Redis service for tests, the fault suite and the benchmark: the shared Redis (REDIS_URL)
+// checked before use, random key prefixes and their cleanup, and a throwaway Redis Cluster of
+// private redis-servers (redis-server.ts).
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, type ClusterNode, Redis, type RedisOptions } from 'ioredis';
+import { freePort, type RedisServer, startRedisServer } from './redis-server.js';
+import { ServiceMissingError } from './service-missing-error.js';
+
+export { freePort, type RedisServer, startRedisServer } from './redis-server.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -34,7 +35,7 @@ export async function connectRedis(options: RedisOptions = {}): Promise<Redis> {
     await client.ping();
   } catch (error) {
     client.disconnect();
-    throw new Error(
+    throw new ServiceMissingError(
       `Redis is not reachable at ${redisUrl} (${(error as Error).message}). ` +
         `Set REDIS_URL, or start it with: ${startRedisCommand}`,
       { cause: error },
@@ -45,9 +46,10 @@ export async function connectRedis(options: RedisOptions = {}): Promise<Redis> {
   return client;
 }
 
-/** Deletes every key under `prefix` on every master of `client`. */
+/** Deletes every key under `prefix` on every master of `client`; returns how many. */
 export async function deletePrefix(client: Redis | Cluster, prefix: string): Promise<number> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client];
+  const cluster = client instanceof Cluster;
+  const nodes = cluster ? client.nodes('master') : [client];
   const pattern = `${prefix.replace(/[\\*?[\]]/g, '\\$&')}*`;
   let deleted = 0;
   for (const node of nodes) {
@@ -55,7 +57,9 @@ export async function deletePrefix(client: Redis | Cluster, prefix: string): Pro
     do {
       const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
       cursor = next;
-      for (const key of keys) deleted += await node.unlink(key);
+      // One UNLINK a batch; a cluster node refuses keys of several slots in one command.
+      if (!cluster && keys.length > 0) deleted += await node.unlink(...keys);
+      else for (const key of keys) deleted += await node.unlink(key);
     } while (cursor !== '0');
   }
   return deleted;
@@ -77,26 +81,6 @@ export async function keysUnder(client: Redis | Cluster, prefix: string): Promis
   return [...new Set(found)].sort();
 }
 
-/** A free TCP port on loopback (nothing listens on it when this resolves). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-export interface RedisServer {
-  readonly port: number;
-  readonly pid: number;
-  readonly directory: string;
-  stop(): Promise<void>;
-}
-
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
@@ -109,79 +93,6 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: s
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`, { cause: lastError });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Starts a throwaway redis-server on a free loopback port in a fresh temp directory (so no old
- * nodes.conf can survive), with extra arguments such as cluster mode. Stopped by its pid.
- */
-export async function startRedisServer(extraArguments: string[] = [], port?: number): Promise<RedisServer> {
-  const chosenPort = port ?? (await freePort());
-  const directory = mkdtempSync(join(tmpdir(), `toolfence-redis-${chosenPort}-`));
-  const pidFile = join(directory, 'redis.pid');
-  try {
-    await execFileAsync('redis-server', [
-      '--bind',
-      '127.0.0.1',
-      '--port',
-      String(chosenPort),
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--daemonize',
-      'yes',
-      '--dir',
-      directory,
-      '--pidfile',
-      pidFile,
-      '--logfile',
-      join(directory, 'redis.log'),
-      ...extraArguments,
-    ]);
-  } catch (error) {
-    throw new Error(`could not start redis-server on port ${chosenPort}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-  let pid = 0;
-  await waitFor(
-    async () => {
-      pid = Number(readFileSync(pidFile, 'utf8').trim());
-      const probe = new Redis({
-        port: chosenPort,
-        host: '127.0.0.1',
-        lazyConnect: true,
-        retryStrategy: () => null,
-      });
-      probe.on('error', () => {});
-      try {
-        await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } finally {
-        probe.disconnect();
-      }
-    },
-    5000,
-    `redis-server on port ${chosenPort}`,
-  );
-  const stop = async () => {
-    if (pid > 0 && isAlive(pid)) {
-      process.kill(pid, 'SIGKILL');
-      await waitFor(async () => !isAlive(pid), 5000, `redis-server ${pid} to stop`).catch(() => {});
-    }
-    rmSync(directory, { recursive: true, force: true });
-  };
-  return { port: chosenPort, pid, directory, stop };
 }
 
 export interface RedisClusterUnderTest {
@@ -208,8 +119,8 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
     for (let index = 0; index < 3; index++) {
       const port = await freePort();
       servers.push(
-        await startRedisServer(
-          [
+        await startRedisServer({
+          args: [
             '--cluster-enabled',
             'yes',
             '--cluster-config-file',
@@ -218,7 +129,7 @@ export async function startRedisCluster(): Promise<RedisClusterUnderTest> {
             '5000',
           ],
           port,
-        ),
+        }),
       );
     }
     await execFileAsync('redis-cli', [

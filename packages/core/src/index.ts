@@ -101,3 +101,5 @@ export {
   MAX_TIMER_MS,
   OPERATOR_STATES,
 } from './store/store-input.js';
+export type { GuardOutcome } from './telemetry/names.js';
+export type { TelemetryOptions } from './telemetry/telemetry.js';

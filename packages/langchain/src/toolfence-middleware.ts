@@ -84,9 +84,9 @@ const MIDDLEWARE_BRAND = Symbol.for('AgentMiddleware');
  * @throws PolicyError when a policy is invalid.
  */
 export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentMiddleware {
-  const { guard, onIndeterminate, tenant, runId } = options;
+  const { guard } = options;
   if (guard === undefined) throw new TypeError('toolfenceMiddleware needs a guard');
-  const policies = options.policies as Readonly<Record<string, IdempotencyPolicy | undefined>>;
+  const policies = options.policies as Policies;
   if (policies === null || typeof policies !== 'object') {
     throw new TypeError('toolfenceMiddleware needs a policies object (tool name -> policy)');
   }
@@ -97,22 +97,47 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     // A READ_ONLY call keeps no record: it needs no key, so no run id.
     if (resolved.scope === 'run' && resolved.kind !== 'read_only') runScoped.push(name);
   }
-
-  const policyOf = (name: string): IdempotencyPolicy | undefined =>
-    Object.hasOwn(policies, name) ? policies[name] : undefined;
-  const fenced = new WeakMap<object, FencedTool>();
-  const fencedOf = (tool: StructuredToolInterface, policy: IdempotencyPolicy): FencedTool => {
-    let wrapper = fenced.get(tool);
-    if (wrapper === undefined) {
-      wrapper = fenceTool(tool, { guard, policy, onIndeterminate, tenant, runId }) as FencedTool;
-      fenced.set(tool, wrapper);
-    }
-    return wrapper;
+  const tools = fencedTools(options, policies);
+  const middleware = {
+    [MIDDLEWARE_BRAND]: true,
+    name: options.name ?? 'toolfence',
+    beforeAgent: beforeAgentHook(runScoped, options.runId),
+    wrapModelCall: wrapModelCallHook(tools, options.allowUnknownPolicies === true),
+    wrapToolCall: wrapToolCallHook(tools),
   };
+  return middleware as unknown as AgentMiddleware;
+}
 
+type Policies = Readonly<Record<string, IdempotencyPolicy | undefined>>;
+
+/** The policies by tool name, and each policied tool fenced once (the same wrapper every time). */
+interface FencedTools {
+  readonly policies: Policies;
+  policyOf(name: string): IdempotencyPolicy | undefined;
+  fencedOf(tool: StructuredToolInterface, policy: IdempotencyPolicy): FencedTool;
+}
+
+function fencedTools(options: ToolfenceMiddlewareOptions, policies: Policies): FencedTools {
+  const { guard, onIndeterminate, tenant, runId } = options;
+  const fenced = new WeakMap<object, FencedTool>();
+  return {
+    policies,
+    policyOf: (name) => (Object.hasOwn(policies, name) ? policies[name] : undefined),
+    fencedOf: (tool, policy) => {
+      let wrapper = fenced.get(tool);
+      if (wrapper === undefined) {
+        wrapper = fenceTool(tool, { guard, policy, onIndeterminate, tenant, runId }) as FencedTool;
+        fenced.set(tool, wrapper);
+      }
+      return wrapper;
+    },
+  };
+}
+
+function beforeAgentHook(runScoped: readonly string[], runId: ToolfenceMiddlewareOptions['runId']) {
   // A missing run id is a set-up fault: caught once, before the first model call, whatever the
   // number of calls that would each fail (in parallel they reject as LangGraph's AggregateError).
-  const beforeAgent = (_state: unknown, runtime: { configurable?: Record<string, unknown> }) => {
+  return (_state: unknown, runtime: { configurable?: Record<string, unknown> }) => {
     if (runScoped.length === 0) return undefined;
     // A resolver may read what only a tool call's config has: then it is judged per call.
     if (typeof runId === 'function') return undefined;
@@ -120,9 +145,13 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     if (resolveRunId(runId, config) === undefined) throw missingRunIdError(runScoped.join('", "'));
     return undefined;
   };
+}
 
-  let policyNamesChecked = options.allowUnknownPolicies === true;
-  const wrapModelCall: WrapModelCallHook = async (request, handler) => {
+/** Fences the policied tools of each model call; the first one checks every policy names a tool. */
+function wrapModelCallHook(tools: FencedTools, allowUnknownPolicies: boolean): WrapModelCallHook {
+  const { policies, policyOf, fencedOf } = tools;
+  let policyNamesChecked = allowUnknownPolicies;
+  return async (request, handler) => {
     const names = new Set<string>();
     for (const tool of request.tools) {
       const name = (tool as { name?: unknown }).name;
@@ -146,9 +175,13 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     }
     return handler(request);
   };
+}
 
+/** Runs each tool call through its fenced tool; a tool error becomes the ToolMessage the agent expects. */
+function wrapToolCallHook(tools: FencedTools) {
+  const { policyOf, fencedOf } = tools;
   const steps = new StepStops();
-  const wrapToolCall = async (request: ToolCallRequest, handler: ToolCallHandler) => {
+  return async (request: ToolCallRequest, handler: ToolCallHandler) => {
     const { toolCall, tool } = request;
     const policy = policyOf(toolCall.name);
     // A tool guarded already (fenceTool) keeps its own guard: guarding it twice would run the
@@ -176,15 +209,6 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
       step.leave();
     }
   };
-
-  const middleware = {
-    [MIDDLEWARE_BRAND]: true,
-    name: options.name ?? 'toolfence',
-    beforeAgent,
-    wrapModelCall,
-    wrapToolCall,
-  };
-  return middleware as unknown as AgentMiddleware;
 }
 
 /** One call of a step as it passes the middleware (see {@link StepStops}). */

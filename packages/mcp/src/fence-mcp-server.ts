@@ -123,6 +123,31 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   if (guard === undefined || typeof guard.run !== 'function') {
     throw new TypeError('fenceMcpServer needs a guard');
   }
+  const internals = internalsOf(server);
+  if (fencedServers.has(server)) throw new TypeError('fenceMcpServer: this server is already fenced');
+  const policies = options.policies ?? {};
+  if (policies === null || typeof policies !== 'object') {
+    throw new TypeError('fenceMcpServer: policies must be an object (tool name -> policy)');
+  }
+  const metaName = options.idempotencyKeyMeta ?? DEFAULT_IDEMPOTENCY_KEY_META;
+  if (typeof metaName !== 'string' || metaName.length === 0) {
+    throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
+  }
+  const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true);
+
+  // Fail at wrap time, not at the first call, for every tool already registered.
+  for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
+
+  const capability: ToolfenceCapability = { version: 1, idempotencyKeyMeta: metaName };
+  internals.server.registerCapabilities({ experimental: { [TOOLFENCE_CAPABILITY]: { ...capability } } });
+
+  internals.executeToolHandler = fencedHandler(internals.executeToolHandler, options, metaName, policyOf);
+  fencedServers.add(server);
+  return server;
+}
+
+/** The server's internals the adapter wraps; a different SDK shape is refused (it would leave tools unguarded). */
+function internalsOf(server: McpServer): McpServerInternals {
   const internals = server as unknown as McpServerInternals;
   if (
     internals === null ||
@@ -136,19 +161,19 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
       'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler and _registeredTools)',
     );
   }
-  if (fencedServers.has(server)) throw new TypeError('fenceMcpServer: this server is already fenced');
-  const policies = options.policies ?? {};
-  if (policies === null || typeof policies !== 'object') {
-    throw new TypeError('fenceMcpServer: policies must be an object (tool name -> policy)');
-  }
-  const metaName = options.idempotencyKeyMeta ?? DEFAULT_IDEMPOTENCY_KEY_META;
-  if (typeof metaName !== 'string' || metaName.length === 0) {
-    throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
-  }
-  const fromAnnotations = options.policiesFromAnnotations ?? true;
-  const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
+  return internals;
+}
 
-  const policyOf = (toolName: string, tool: RegisteredTool): IdempotencyPolicy | undefined => {
+type PolicyOf = (toolName: string, tool: RegisteredTool) => IdempotencyPolicy | undefined;
+
+/** A tool's policy (given, else from its annotations), checked once per tool and policy. */
+function policyLookup(
+  guard: Guard,
+  policies: Readonly<Record<string, IdempotencyPolicy>>,
+  fromAnnotations: boolean,
+): PolicyOf {
+  const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
+  return (toolName, tool) => {
     const policy = Object.hasOwn(policies, toolName)
       ? policies[toolName]
       : fromAnnotations
@@ -173,15 +198,17 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
     }
     return policy;
   };
+}
 
-  // Fail at wrap time, not at the first call, for every tool already registered.
-  for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
-
-  const capability: ToolfenceCapability = { version: 1, idempotencyKeyMeta: metaName };
-  internals.server.registerCapabilities({ experimental: { [TOOLFENCE_CAPABILITY]: { ...capability } } });
-
-  const execute = internals.executeToolHandler;
-  internals.executeToolHandler = async function fencedExecuteToolHandler(
+/** The SDK's `executeToolHandler`, each call of a tool with an effectful policy run through the guard. */
+function fencedHandler(
+  execute: McpServerInternals['executeToolHandler'],
+  options: FenceMcpServerOptions,
+  metaName: string,
+  policyOf: PolicyOf,
+): McpServerInternals['executeToolHandler'] {
+  const { guard } = options;
+  return async function fencedExecuteToolHandler(
     this: McpServerInternals,
     tool: RegisteredTool,
     args: unknown,
@@ -215,23 +242,25 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
     } catch (error) {
       if (!isStoppingError(error)) throw error;
       const body = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
-      if (options.onIndeterminate !== undefined) {
-        try {
-          options.onIndeterminate(error, {
-            toolName,
-            requestId: String(extra.requestId),
-            sessionId: extra.sessionId,
-            body,
-          });
-        } catch {
-          // A hook must not change what the client gets.
-        }
-      }
+      notifyStopped(options, error, {
+        toolName,
+        requestId: String(extra.requestId),
+        sessionId: extra.sessionId,
+        body,
+      });
       return stoppedCallResult(error, body, tool.outputSchema !== undefined);
     }
   };
-  fencedServers.add(server);
-  return server;
+}
+
+/** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */
+function notifyStopped(options: FenceMcpServerOptions, error: StoppingError, call: StoppedServerCall): void {
+  if (options.onIndeterminate === undefined) return;
+  try {
+    options.onIndeterminate(error, call);
+  } catch {
+    // A hook must not change what the client gets.
+  }
 }
 
 /** The policy with the client's key as its business key, held across runs of the tenant. */

@@ -130,14 +130,36 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
       { tool: original.name },
     );
   }
-  const name = original.name;
+  const invoke = fencedInvoke(original, options, resolved.scope === 'run', onIndeterminate);
+  const fenced = Object.create(
+    Object.getPrototypeOf(original),
+    Object.getOwnPropertyDescriptors(original),
+  ) as T & { invoke: typeof invoke };
+  Object.defineProperty(fenced, 'invoke', {
+    value: invoke,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+  originals.set(fenced, original);
+  return fenced;
+}
 
-  async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
+/** The `invoke` of the fenced tool: the original's, run through the guard once its input parses. */
+function fencedInvoke(
+  original: FunctionTool<any, any, any>,
+  options: FenceToolOptions,
+  runScoped: boolean,
+  onIndeterminate: 'throw' | 'report',
+) {
+  const { guard, policy } = options;
+  const name = original.name;
+  return async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
     const parsed = parseInput(original, input);
     // A call that does not parse is the SDK's to answer, exactly as without toolfence.
     if (!parsed.ok) return original.invoke(runContext, input, details);
     const runId = resolveValue(options.runId, runContext, details);
-    if (resolved.scope === 'run' && runId === undefined) throw missingRunIdError(name);
+    if (runScoped && runId === undefined) throw missingRunIdError(name);
     const callId = details?.toolCall?.callId;
     try {
       return await guard.run(
@@ -167,20 +189,7 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
       if (error instanceof ToolBodyFailedError) return error.answer;
       throw error;
     }
-  }
-
-  const fenced = Object.create(
-    Object.getPrototypeOf(original),
-    Object.getOwnPropertyDescriptors(original),
-  ) as T & { invoke: typeof invoke };
-  Object.defineProperty(fenced, 'invoke', {
-    value: invoke,
-    writable: true,
-    enumerable: true,
-    configurable: true,
-  });
-  originals.set(fenced, original);
-  return fenced;
+  };
 }
 
 function parseInput(

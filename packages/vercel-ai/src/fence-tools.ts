@@ -1,14 +1,16 @@
-import {
-  ExecutionAbandonedError,
-  type Guard,
-  type GuardedCall,
-  type IdempotencyPolicy,
-  IndeterminateOutcomeError,
-  KeyDerivationError,
-  PolicyError,
-} from '@toolfence/core';
+// fenceTools: an AI SDK ToolSet whose tools with a policy run through the guard, and the shapes
+// of its options and of the per-call context (toolfenceContext). The guarded `execute` itself is
+// fenced-execute.ts.
+import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
 import type { InferToolInput, ToolSet } from 'ai';
+import {
+  type ExecuteFunction,
+  fencedFunction,
+  fencedGenerator,
+  isAsyncGeneratorFunction,
+} from './fenced-execute.js';
 import { parameterNamesOf } from './parameter-names.js';
+import type { StoppingError } from './stopping-error.js';
 
 /**
  * The part of the AI SDK's tool execution options the adapter reads. AI SDK 6 passes
@@ -41,9 +43,6 @@ export interface ToolfenceContext {
  * returns it; `undefined` falls back to the next source.
  */
 export type CallValue = string | ((options: ToolExecuteOptions, toolName: string) => string | undefined);
-
-/** The error after which no further step of the run may go on. */
-export type StoppingError = IndeterminateOutcomeError | ExecutionAbandonedError;
 
 /** The call an {@link FenceToolsOptions.onIndeterminate} hook is told about. */
 export interface StoppedCall {
@@ -87,8 +86,6 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
   readonly onIndeterminate?: ((error: StoppingError, call: StoppedCall) => void) | undefined;
 }
 
-type ExecuteFunction = (input: unknown, options: ToolExecuteOptions) => unknown;
-
 /**
  * A tool's input type, or `Record<string, unknown>` when it is not an object type: what its policy's
  * `keyArguments` and `key` function see. Exported as `ToolInputOf`.
@@ -116,33 +113,6 @@ export function isFencedTool(tool: unknown): boolean {
   return (
     typeof execute === 'function' && (execute as unknown as Record<symbol, unknown>)[FENCED_EXECUTE] === true
   );
-}
-
-/**
- * Marks a set-up fault (no run id for a run-scoped policy): not the model's to fix, so
- * {@link stopOnIndeterminate} ends the run with it (generateText rejects) rather than let the
- * model read it. A registered symbol, so another copy of the package recognises it.
- */
-const SETUP_FAULT = Symbol.for('toolfence.setupFault');
-
-/** True for the error of a guarded call that had no run id (a set-up fault, not the model's). */
-export function isSetupFault(error: unknown): error is KeyDerivationError {
-  return (
-    KeyDerivationError.isInstance(error) &&
-    (error as unknown as Record<symbol, unknown>)[SETUP_FAULT] === true
-  );
-}
-
-function missingRunIdError(toolName: string): KeyDerivationError {
-  const error = new KeyDerivationError(
-    toolName,
-    "no run id for a 'run'-scoped key. Pass the conversation's id to fenceTools(tools, { runId }) " +
-      '(a string, or `(options, toolName) => string`), or give it per call in the execution context ' +
-      'with toolfenceContext({ runId }) (AI SDK 6: experimental_context; AI SDK 7: toolsContext), ' +
-      "or give the policy scope: 'tenant' for a key that holds across runs",
-  );
-  Object.defineProperty(error, SETUP_FAULT, { value: true });
-  return error;
 }
 
 /**
@@ -206,14 +176,14 @@ export function fenceTools<TOOLS extends ToolSet>(tools: TOOLS, options: FenceTo
         parameterNames: parameterNamesOf((tool as { inputSchema?: unknown }).inputSchema),
       });
       const wrap = isAsyncGeneratorFunction(execute) ? fencedGenerator : fencedFunction;
-      const guarded = wrap(
+      const guarded = wrap({
         toolName,
         tool,
-        execute as ExecuteFunction,
+        execute: execute as ExecuteFunction,
         policy,
-        resolved.scope === 'run' && resolved.kind !== 'read_only',
+        runScoped: resolved.scope === 'run' && resolved.kind !== 'read_only',
         options,
-      );
+      });
       Object.defineProperty(guarded, FENCED_EXECUTE, { value: true });
       result = { ...tool, execute: guarded };
     }
@@ -239,165 +209,4 @@ export function toolfenceContext<C extends object = {}>(
   context?: C,
 ): C & ToolfenceContext {
   return { ...(context as C), toolfence: { ...value } };
-}
-
-function fencedFunction(
-  toolName: string,
-  tool: object,
-  execute: ExecuteFunction,
-  policy: IdempotencyPolicy,
-  runScoped: boolean,
-  options: FenceToolsOptions<ToolSet>,
-): ExecuteFunction {
-  return async (input, executeOptions) => {
-    const call = guardedCall(toolName, input, executeOptions, policy, runScoped, options);
-    try {
-      return await options.guard.run(call, async (context) => {
-        const result = await execute.call(tool, input, { ...executeOptions, abortSignal: context.signal });
-        if (!isAsyncIterable(result)) return result;
-        // Returned, not declared, as a stream: too late to stay a generator; the last value counts.
-        let last: unknown;
-        for await (const value of result) last = value;
-        return last;
-      });
-    } catch (error) {
-      throw stopped(error, toolName, input, executeOptions, options);
-    }
-  };
-}
-
-function fencedGenerator(
-  toolName: string,
-  tool: object,
-  execute: ExecuteFunction,
-  policy: IdempotencyPolicy,
-  runScoped: boolean,
-  options: FenceToolsOptions<ToolSet>,
-): ExecuteFunction {
-  return async function* (input: unknown, executeOptions: ToolExecuteOptions) {
-    const call = guardedCall(toolName, input, executeOptions, policy, runScoped, options);
-    // The body drains the tool's generator inside the guard (so the lease, the signal and
-    // currentToolCall() cover it) and hands each value to this generator through a queue.
-    const queue: unknown[] = [];
-    let wake: (() => void) | undefined;
-    const notify = () => {
-      wake?.();
-      wake = undefined;
-    };
-    let bodyResult: { value: unknown } | undefined;
-    let settlement: { ok: true; value: unknown } | { ok: false; error: unknown } | undefined;
-    options.guard
-      .run(call, async (context) => {
-        const stream = execute.call(tool, input, { ...executeOptions, abortSignal: context.signal });
-        let last: unknown;
-        for await (const value of stream as AsyncIterable<unknown>) {
-          last = value;
-          queue.push(value);
-          notify();
-        }
-        bodyResult = { value: last };
-        return last;
-      })
-      .then(
-        (value) => {
-          settlement = { ok: true, value };
-        },
-        (error: unknown) => {
-          settlement = { ok: false, error };
-        },
-      )
-      .finally(notify);
-
-    for (;;) {
-      while (queue.length > 0) yield queue.shift();
-      if (settlement !== undefined) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    }
-    // The loop breaks only once settled; queued values were all yielded above.
-    const settled = settlement as { ok: true; value: unknown } | { ok: false; error: unknown };
-    if (!settled.ok) throw stopped(settled.error, toolName, input, executeOptions, options);
-    // A repeat (or an answer taken from another holder) yields the recorded final value; the
-    // SDK takes the last yielded value as the output.
-    if (bodyResult === undefined || bodyResult.value !== settled.value) yield settled.value;
-  };
-}
-
-function guardedCall(
-  toolName: string,
-  input: unknown,
-  executeOptions: ToolExecuteOptions,
-  policy: IdempotencyPolicy,
-  runScoped: boolean,
-  options: FenceToolsOptions<ToolSet>,
-): GuardedCall {
-  const fromContext = contextValues(executeOptions);
-  const runId = fromContext?.runId ?? resolveValue(options.runId, executeOptions, toolName);
-  if (runScoped && (runId === undefined || runId === '')) throw missingRunIdError(toolName);
-  return {
-    tool: toolName,
-    arguments: input as Record<string, unknown>,
-    callId: executeOptions?.toolCallId,
-    tenant: fromContext?.tenant ?? resolveValue(options.tenant, executeOptions, toolName),
-    runId,
-    policy,
-    signal: executeOptions?.abortSignal,
-  };
-}
-
-function contextValues(executeOptions: ToolExecuteOptions): ToolfenceContext['toolfence'] | undefined {
-  for (const context of [executeOptions?.context, executeOptions?.experimental_context]) {
-    const values = (context as Partial<ToolfenceContext> | null | undefined)?.toolfence;
-    if (values !== null && typeof values === 'object') {
-      return {
-        tenant: typeof values.tenant === 'string' ? values.tenant : undefined,
-        runId: typeof values.runId === 'string' ? values.runId : undefined,
-      };
-    }
-  }
-  return undefined;
-}
-
-function resolveValue(
-  value: CallValue | undefined,
-  executeOptions: ToolExecuteOptions,
-  toolName: string,
-): string | undefined {
-  return typeof value === 'function' ? value(executeOptions, toolName) : value;
-}
-
-/** Report an error that stops the run to the hook; return the error to rethrow unchanged. */
-function stopped(
-  error: unknown,
-  toolName: string,
-  input: unknown,
-  executeOptions: ToolExecuteOptions,
-  options: FenceToolsOptions<ToolSet>,
-): unknown {
-  if (isStoppingError(error) && options.onIndeterminate !== undefined) {
-    try {
-      options.onIndeterminate(error, { toolName, toolCallId: executeOptions?.toolCallId, input });
-    } catch {
-      // A hook must not change what the SDK sees.
-    }
-  }
-  return error;
-}
-
-/** True for the errors after which the run must not go on. */
-export function isStoppingError(error: unknown): error is StoppingError {
-  return IndeterminateOutcomeError.isInstance(error) || ExecutionAbandonedError.isInstance(error);
-}
-
-function isAsyncGeneratorFunction(fn: unknown): boolean {
-  return Object.prototype.toString.call(fn) === '[object AsyncGeneratorFunction]';
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return (
-    value !== null &&
-    typeof value === 'object' &&
-    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
-  );
 }

@@ -6,14 +6,12 @@ export {
   fenceTools,
   type InputOf as ToolInputOf,
   isFencedTool,
-  isSetupFault,
-  isStoppingError,
   type StoppedCall,
-  type StoppingError,
   type ToolExecuteOptions,
   type ToolfenceContext,
   toolfenceContext,
 } from './fence-tools.js';
+export { isSetupFault } from './setup-fault.js';
 export { type StopError, stopErrorOf } from './stop-error-of.js';
 export {
   indeterminateErrorOf,
@@ -21,3 +19,4 @@ export {
   type StopOnIndeterminateOptions,
   stopOnIndeterminate,
 } from './stop-on-indeterminate.js';
+export { isStoppingError, type StoppingError } from './stopping-error.js';

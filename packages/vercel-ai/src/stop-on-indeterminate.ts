@@ -1,4 +1,4 @@
-import { isSetupFault } from './fence-tools.js';
+import { isSetupFault } from './setup-fault.js';
 import { type StopError, stopErrorOf } from './stop-error-of.js';
 
 /** The part of an AI SDK step the helpers read (AI SDK 6 and 7 `StepResult`). */

@@ -3,6 +3,7 @@ import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { argumentsFingerprint, idempotencyKey, type KeySecret } from '../key/idempotency-key.js';
 import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
+import type { CallTrace } from '../telemetry/call-trace.js';
 import { currentToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardedCall } from './guard.js';
 import type { Flight } from './in-flight-calls.js';
@@ -25,6 +26,8 @@ export interface CallState {
   readonly flightKey: string;
   /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
   flight: Flight | undefined;
+  /** The call's span and metric points, when the guard has telemetry (docs/observability.md). */
+  trace: CallTrace | undefined;
 }
 
 /**
@@ -74,6 +77,7 @@ export function callStateOf(
     waitStartedMs: performance.now(),
     flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`,
     flight: undefined,
+    trace: undefined,
   };
 }
 

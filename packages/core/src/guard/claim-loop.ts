@@ -60,7 +60,7 @@ export async function claimLoop<T>(
     try {
       sent = await claimOnce(runtime, state.ref, claimOptionsOf(state, owner));
     } catch (error) {
-      return answerWhenUnreachable<T>(state, progress, error);
+      return answerWhenUnreachable<T>(runtime, state, progress, error);
     }
     const { claim } = sent;
     if (claim.status === 'acquired') {
@@ -180,6 +180,7 @@ function ownAnswer<T>(progress: CallProgress): Answer<T> {
  * "store unavailable, body not run"). Otherwise the store's error is rethrown as it is.
  */
 function answerWhenUnreachable<T>(
+  runtime: GuardRuntime,
   state: CallState,
   progress: CallProgress,
   error: unknown,
@@ -188,15 +189,10 @@ function answerWhenUnreachable<T>(
   if (progress.ownResult !== undefined) return ownAnswer<T>(progress);
   if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
   const reason = describeError(error);
-  throw indeterminateOutcomeError(
-    state.ref.key,
-    state.call.tool,
-    progress.lastAttempt ?? NO_ATTEMPT,
-    reason,
-    {
-      cause: error,
-    },
-  );
+  const attempt = progress.lastAttempt ?? NO_ATTEMPT;
+  // Listeners hear every indeterminate answer, also this one (the record could not be read).
+  runtime.emit('tool.indeterminate', state, attempt, { error: reason });
+  throw indeterminateOutcomeError(state.ref.key, state.call.tool, attempt, reason, { cause: error });
 }
 
 /**

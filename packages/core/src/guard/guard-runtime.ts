@@ -29,6 +29,8 @@ export class GuardRuntime {
 
   /** Tell the listener; a listener can never change the outcome of a call. */
   emit(type: GuardEventType, state: CallState, attempt: AttemptInfo, extra: Partial<GuardEvent> = {}): void {
+    // The call's span tells the story its events tell (docs/observability.md).
+    state.trace?.event(type, attempt, extra);
     if (this.onEvent === undefined) return;
     const event: GuardEvent = {
       type,

@@ -12,6 +12,8 @@ import {
 } from '../policy/idempotency-policy.js';
 import type { IdempotencyRecord, IdempotencyStore, ResolveResult } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
+import type { CallTrace } from '../telemetry/call-trace.js';
+import { Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
 import { type Body, callStateOf } from './call-state.js';
 import { claimLoop } from './claim-loop.js';
@@ -29,6 +31,7 @@ import { cachedNameProblem } from './name-check.js';
 //   outcome-recording.ts   record the body's value (rule G5)
 //   late-settlement.ts     a body that settles after its caller was answered (rule G4)
 //   guard-runtime.ts, call-errors.ts   what the parts share
+//   ../telemetry/          the call's span and metric points, when the telemetry option is set
 // The rules G1-G6: docs/guarantee.md.
 
 /** Options of a {@link Guard}. */
@@ -52,6 +55,12 @@ export interface GuardOptions {
    * @throws PolicyError (from the constructor) when it is shorter than 32 bytes or not a secret.
    */
   readonly keySecret?: KeySecret;
+  /**
+   * OpenTelemetry: an `execute_tool {tool}` span per guarded call and the `toolfence.guard.*`
+   * metrics (docs/observability.md). Default: none (nothing of OpenTelemetry is loaded or called).
+   * @throws PolicyError (from the constructor) when it has neither a tracer nor a meter provider.
+   */
+  readonly telemetry?: TelemetryOptions;
 }
 
 /** One call to guard. */
@@ -100,6 +109,7 @@ export class Guard {
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
   private readonly flights = new Map<string, Flight>();
   private readonly runtime: GuardRuntime;
+  private readonly telemetry: Telemetry | undefined;
 
   /** @throws PolicyError when `defaults` are invalid. */
   constructor(options: GuardOptions) {
@@ -110,7 +120,9 @@ export class Guard {
     this.store = options.store;
     this.tenant = tenant;
     this.defaults = options.defaults ?? {};
-    this.runtime = new GuardRuntime(options.store, options.codec ?? jsonOutcomeCodec, options.onEvent);
+    this.telemetry = Telemetry.of(options.telemetry, options.store);
+    const store = this.telemetry?.traceStore(options.store) ?? options.store;
+    this.runtime = new GuardRuntime(store, options.codec ?? jsonOutcomeCodec, options.onEvent);
     if (Object.hasOwn(options, 'keySecret')) {
       // An explicit undefined is refused too: an unset environment variable must not quietly
       // switch keyed mode off.
@@ -155,11 +167,24 @@ export class Guard {
   async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
     checkRunArguments(call, body);
     const policy = this.policyOf(call.policy, call.tool);
+    if (this.telemetry === undefined) return this.runCall(call, policy, body, undefined);
+    return this.telemetry.run(call, policy.kind, body, (timed, trace) =>
+      this.runCall(call, policy, timed, trace),
+    );
+  }
+
+  private async runCall<T>(
+    call: GuardedCall,
+    policy: ResolvedPolicy,
+    body: Body<T>,
+    trace: CallTrace | undefined,
+  ): Promise<T> {
     if (policy.kind === Idempotency.READ_ONLY) {
       const context = readOnlyContext(call, this.tenant);
       return await runWithToolCall(context, () => body(context));
     }
     const state = callStateOf(call, policy, this.tenant, this.keySecret);
+    trace?.attach(state);
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
     const leader = this.flights.get(state.flightKey);

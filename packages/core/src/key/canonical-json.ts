@@ -1,100 +1,24 @@
+// canonicalJson: RFC 8785 canonical JSON of a JavaScript value, as JSON.stringify sees it, with
+// strings and keys in NFC. The walk over arrays and objects is here; strings and numbers are in
+// canonical-scalars.ts, objects that are not plain data in canonical-non-plain.ts, refusals and
+// their paths in canonical-fault.ts.
 import { CanonicalizationError } from '../errors/canonicalization-error.js';
+import {
+  bigIntFault,
+  describeThrown,
+  Fault,
+  faultAt,
+  pointer,
+  type Segment,
+  showKey,
+  tooLong,
+} from './canonical-fault.js';
+import { MAX_CANONICAL_LENGTH, MAX_NESTING_DEPTH } from './canonical-limits.js';
+import { encodeNonPlain } from './canonical-non-plain.js';
+import { encodeNumber, normalizeKey, PLAIN_ASCII, quote, sortKeys } from './canonical-scalars.js';
 
-/**
- * The deepest nesting {@link canonicalJson} accepts: at most this many arrays and objects may
- * enclose one another (the root container counts as 1). A deeper value is refused with a
- * `CanonicalizationError` whose path points at the first container beyond the bound. The bound
- * keeps the encoder's recursion far from the JavaScript stack limit, whatever the input.
- */
-export const MAX_NESTING_DEPTH = 1000;
-
-/**
- * The longest canonical text {@link canonicalJson} writes, in UTF-16 code units (16 Mi, as
- * `MAX_OUTCOME_LENGTH`): a longer one is refused with a `CanonicalizationError` at the root
- * (path `""`). The bound keeps time and memory in proportion to the input: without it a sparse
- * array such as `Object.assign([], { length: 2 ** 32 - 1 })`, or one object reached twice at
- * every level of a deep value, makes text far larger than the value itself (the first exhausted
- * the heap of a Node.js process after about a minute).
- */
-export const MAX_CANONICAL_LENGTH = 16_777_216;
-
-/** Strings that need neither escaping (RFC 8785 §3.2.2.2) nor NFC normalisation. */
-const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-/** Any code unit above ASCII. NFC of ASCII is the string itself (UAX #15): `normalize` is skipped. */
-const NON_ASCII = /[\u0080-\uffff]/;
-/**
- * A lone (unpaired) surrogate. In a `u` regular expression a surrogate pair is one code point
- * (not in the surrogate range), so only unpaired surrogate code units match.
- */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-type Segment = string | number;
-
-/**
- * Every {@link Fault} made here. Recognising one by membership rather than `instanceof` reads
- * nothing of the thrown value, so a thrown Proxy (even a revoked one) cannot throw again.
- */
-const faults = new WeakSet<object>();
-
-/**
- * A refusal on its way up to {@link canonicalJson}. Each enclosing container adds its member's
- * reference token while the fault unwinds, so no path is kept while encoding succeeds.
- */
-class Fault {
-  /** Reference tokens from the offending value up to the root (reversed at the end). */
-  readonly segments: Segment[] = [];
-  constructor(
-    readonly reason: string,
-    readonly cause?: unknown,
-    /** For a cycle: how many containers enclose the repeated value's first occurrence. */
-    readonly ancestorDepth?: number,
-    /** A refusal of the whole text (too long): its path is the root, whatever container saw it. */
-    readonly whole = false,
-  ) {
-    faults.add(this);
-  }
-}
-
-function isFault(error: unknown): error is Fault {
-  return typeof error === 'object' && error !== null && faults.has(error);
-}
-
-/**
- * The fault for `error` thrown while the value at `segment` was read or encoded: a fault already
- * (from deeper down) gets the segment; anything else (a getter, a Proxy trap, a stack overflow)
- * becomes a fault with the error as its cause.
- */
-function faultAt(error: unknown, segment: Segment | undefined): Fault {
-  const fault = isFault(error) ? error : new Fault(`reading the value threw ${describeThrown(error)}`, error);
-  if (segment !== undefined && !fault.whole) fault.segments.push(segment);
-  return fault;
-}
-
-/** What was thrown, for a message; never throws itself (the thrown value may be a hostile Proxy). */
-export function describeThrown(error: unknown): string {
-  try {
-    if (error instanceof Error) {
-      const message = String(error.message);
-      return `${error.name}: ${message.length > 200 ? `${message.slice(0, 200)}...` : message}`;
-    }
-    if (typeof error === 'string')
-      return JSON.stringify(error.length > 200 ? `${error.slice(0, 200)}...` : error);
-    if (typeof error === 'object' && error !== null) return 'a non-Error object';
-    if (typeof error === 'symbol') return 'a symbol';
-    return String(error);
-  } catch {
-    return 'a value that cannot be described';
-  }
-}
-
-function tooLong(): Fault {
-  return new Fault(
-    `the canonical text is longer than ${MAX_CANONICAL_LENGTH} UTF-16 code units`,
-    undefined,
-    undefined,
-    true,
-  );
-}
+export { describeThrown } from './canonical-fault.js';
+export { MAX_CANONICAL_LENGTH, MAX_NESTING_DEPTH } from './canonical-limits.js';
 
 /**
  * Encode `value` as canonical JSON: RFC 8785 (JSON Canonicalization Scheme, JCS) applied to the
@@ -221,18 +145,6 @@ function encode(input: unknown, key: Segment, ancestors: object[]): string | und
   }
 }
 
-function encodeNumber(value: number): string {
-  if (!Number.isFinite(value)) {
-    throw new Fault(`${String(value)} is not a JSON number (RFC 8785 section 3.2.2.3)`);
-  }
-  // Number::toString (ECMA-262 §6.1.6.1.20) is RFC 8785's number format; it writes -0 as "0".
-  return String(value);
-}
-
-function bigIntFault(): Fault {
-  return new Fault('a BigInt has no exact JSON form; send large integers as strings');
-}
-
 function encodeObject(value: object, ancestors: object[]): string {
   if (Array.isArray(value)) {
     enter(value, ancestors);
@@ -272,28 +184,6 @@ function encodeArray(array: readonly unknown[], ancestors: object[]): string {
   }
   ancestors.pop();
   return out + ']';
-}
-
-/**
- * Sort strings by UTF-16 code units, the order of RFC 8785 section 3.2.3 (JavaScript's `<` on
- * strings and the default `sort` both compare code units). Insertion sort for the few keys of a
- * typical argument object: several times faster there than `Array.prototype.sort`.
- */
-function sortKeys(keys: string[]): void {
-  const length = keys.length;
-  if (length > 16) {
-    keys.sort();
-    return;
-  }
-  for (let i = 1; i < length; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > key) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = key;
-  }
 }
 
 /** One member of an object whose keys need escaping or NFC normalisation. */
@@ -366,104 +256,4 @@ function encodeMembersSlow(object: Record<string, unknown>, keys: string[], ance
   }
   ancestors.pop();
   return out + '}';
-}
-
-/** The NFC form of a key, refusing lone surrogates. */
-function normalizeKey(key: string): string {
-  if (!NON_ASCII.test(key)) return key;
-  const lone = LONE_SURROGATE.exec(key);
-  if (lone !== null) {
-    throw new Fault(
-      `the key ${showKey(key)} has a lone surrogate U+${hex(lone[0])} at index ${lone.index}; ` +
-        'RFC 8785 requires well-formed Unicode',
-    );
-  }
-  return key.normalize('NFC');
-}
-
-/**
- * Quote a string per RFC 8785 section 3.2.2.2 after NFC normalisation. `JSON.stringify`'s
- * escaping (ECMA-262 QuoteJSONString) is RFC 8785's for well-formed strings: the same short
- * escapes, `\u00xx` in lowercase hex for the other controls, everything else literal. It differs
- * only in escaping lone surrogates, which are refused before it is called.
- */
-function quote(value: string): string {
-  if (PLAIN_ASCII.test(value)) return '"' + value + '"';
-  if (!NON_ASCII.test(value)) return JSON.stringify(value);
-  const lone = LONE_SURROGATE.exec(value);
-  if (lone !== null) {
-    throw new Fault(
-      `the string has a lone surrogate U+${hex(lone[0])} at index ${lone.index}; ` +
-        'RFC 8785 requires well-formed Unicode',
-    );
-  }
-  return JSON.stringify(value.normalize('NFC'));
-}
-
-/**
- * An object that is not plain: a boxed primitive is unwrapped as `JSON.stringify` does
- * (ECMA-262 SerializeJSONProperty step 4); anything else is refused.
- */
-function encodeNonPlain(value: object): string {
-  if (hasSlot(Number.prototype.valueOf, value)) return encodeNumber(Number(value));
-  if (hasSlot(String.prototype.valueOf, value)) return quote(String(value));
-  if (hasSlot(Boolean.prototype.valueOf, value)) {
-    return (Boolean.prototype.valueOf.call(value) as boolean) ? 'true' : 'false';
-  }
-  if (hasSlot(BigInt.prototype.valueOf, value)) throw bigIntFault();
-  throw new Fault(
-    `${describeInstance(value)} is not plain JSON data and has no toJSON method ` +
-      '(JSON.stringify would not keep its content); convert it to a plain object, array or primitive',
-  );
-}
-
-/** True when `value` has the internal slot `valueOf` reads (it throws a TypeError otherwise). */
-function hasSlot(unbox: (this: unknown) => unknown, value: object): boolean {
-  try {
-    unbox.call(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** What kind of object `value` is, for a message. Reads its prototype, so it must not throw. */
-function describeInstance(value: object): string {
-  try {
-    if (ArrayBuffer.isView(value)) {
-      const viewName: unknown = value.constructor?.name;
-      return `a ${typeof viewName === 'string' && viewName !== '' ? viewName : 'typed array'}`;
-    }
-    const prototype: unknown = Object.getPrototypeOf(value);
-    const ctor =
-      typeof prototype === 'object' && prototype !== null
-        ? (prototype as { constructor?: unknown }).constructor
-        : undefined;
-    const name: unknown = typeof ctor === 'function' ? ctor.name : undefined;
-    return typeof name === 'string' && name !== ''
-      ? `an instance of ${name}`
-      : 'an object with a non-plain prototype';
-  } catch {
-    return 'an object with a non-plain prototype';
-  }
-}
-
-/** A key for a message: JSON-quoted, every code unit outside printable ASCII as `\uXXXX`. */
-function showKey(key: string): string {
-  return JSON.stringify(key).replace(/[^\x20-\x7e]/g, (unit) => '\\u' + hex(unit));
-}
-
-function hex(unit: string): string {
-  return unit.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
-}
-
-/** An RFC 6901 JSON pointer from unescaped reference tokens (`~` → `~0`, `/` → `~1`). */
-function pointer(segments: readonly Segment[]): string {
-  let out = '';
-  for (const segment of segments) {
-    out +=
-      '/' +
-      (typeof segment === 'number' ? String(segment) : segment.replace(/~/g, '~0').replace(/\//g, '~1'));
-  }
-  return out;
 }

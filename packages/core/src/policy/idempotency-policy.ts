@@ -170,6 +170,52 @@ export function resolvePolicy(
       tool,
     });
   }
+  const timings = resolveTimings(policy, defaults, tool);
+
+  const key = policy.key ?? 'arguments';
+  if (key !== 'arguments' && key !== 'call' && typeof key !== 'function') {
+    throw new PolicyError('key', `must be 'arguments', 'call' or a function, got ${String(key)}`, { tool });
+  }
+  const scope = policy.scope ?? 'run';
+  if (scope !== 'run' && scope !== 'tenant') {
+    throw new PolicyError('scope', `must be 'run' or 'tenant', got ${String(scope)}`, { tool });
+  }
+  const keyArguments = policy.keyArguments;
+  if (keyArguments !== undefined) checkKeyArguments(keyArguments, key, options.parameterNames, tool);
+  if (policy.isNoEffectError !== undefined && typeof policy.isNoEffectError !== 'function') {
+    throw new PolicyError('isNoEffectError', 'must be a function', { tool });
+  }
+  const onArgumentsMismatch = policy.onArgumentsMismatch ?? 'replay';
+  if (onArgumentsMismatch !== 'replay' && onArgumentsMismatch !== 'conflict') {
+    throw new PolicyError(
+      'onArgumentsMismatch',
+      `must be 'replay' or 'conflict', got ${String(onArgumentsMismatch)}`,
+      {
+        tool,
+      },
+    );
+  }
+
+  return {
+    kind: policy.kind,
+    keyArguments: keyArguments === undefined ? undefined : [...keyArguments],
+    key,
+    scope,
+    ...timings,
+    isNoEffectError: policy.isNoEffectError ?? noError,
+    onArgumentsMismatch,
+  };
+}
+
+/** The policy's durations and attempts, its own or the defaults', checked against each other. */
+function resolveTimings(
+  policy: IdempotencyPolicy,
+  defaults: PolicyDefaults,
+  tool: string | undefined,
+): Pick<
+  ResolvedPolicy,
+  'leaseMs' | 'heartbeatMs' | 'maxAttempts' | 'retentionMs' | 'timeoutMs' | 'waitTimeoutMs'
+> {
   for (const [field, value] of Object.entries(defaults)) {
     if (field !== 'maxAttempts') checkMilliseconds(`defaults.${field}`, value, tool);
   }
@@ -202,75 +248,45 @@ export function resolvePolicy(
   if (retentionMs < leaseMs) {
     throw new PolicyError('retentionMs', `(${retentionMs}) must be at least leaseMs (${leaseMs})`, { tool });
   }
+  return { leaseMs, heartbeatMs, maxAttempts, retentionMs, timeoutMs, waitTimeoutMs };
+}
 
-  const key = policy.key ?? 'arguments';
-  if (key !== 'arguments' && key !== 'call' && typeof key !== 'function') {
-    throw new PolicyError('key', `must be 'arguments', 'call' or a function, got ${String(key)}`, { tool });
+/** `keyArguments`: a non-empty array of distinct names, each a parameter when they are known. */
+function checkKeyArguments(
+  keyArguments: unknown,
+  key: unknown,
+  parameterNames: readonly string[] | undefined,
+  tool: string | undefined,
+): void {
+  if (!Array.isArray(keyArguments)) {
+    throw new PolicyError('keyArguments', 'must be an array of argument names', { tool });
   }
-  const scope = policy.scope ?? 'run';
-  if (scope !== 'run' && scope !== 'tenant') {
-    throw new PolicyError('scope', `must be 'run' or 'tenant', got ${String(scope)}`, { tool });
+  if (key !== 'arguments') {
+    throw new PolicyError('keyArguments', "applies only to the 'arguments' key strategy", { tool });
   }
-  const keyArguments = policy.keyArguments;
-  if (keyArguments !== undefined) {
-    if (!Array.isArray(keyArguments)) {
-      throw new PolicyError('keyArguments', 'must be an array of argument names', { tool });
-    }
-    if (key !== 'arguments') {
-      throw new PolicyError('keyArguments', "applies only to the 'arguments' key strategy", { tool });
-    }
-    if (keyArguments.length === 0) {
-      // Every call of the tool would share one key: refuse rather than merge unrelated calls.
-      throw new PolicyError('keyArguments', 'must name at least one argument (omit it to key on all)', {
+  if (keyArguments.length === 0) {
+    // Every call of the tool would share one key: refuse rather than merge unrelated calls.
+    throw new PolicyError('keyArguments', 'must name at least one argument (omit it to key on all)', {
+      tool,
+    });
+  }
+  const seen = new Set<string>();
+  for (const name of keyArguments) {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new PolicyError('keyArguments', `must hold non-empty names, got ${JSON.stringify(name)}`, {
         tool,
       });
     }
-    const seen = new Set<string>();
-    for (const name of keyArguments) {
-      if (typeof name !== 'string' || name.length === 0) {
-        throw new PolicyError('keyArguments', `must hold non-empty names, got ${JSON.stringify(name)}`, {
-          tool,
-        });
-      }
-      if (seen.has(name)) throw new PolicyError('keyArguments', `names "${name}" twice`, { tool });
-      seen.add(name);
-      if (options.parameterNames !== undefined && !options.parameterNames.includes(name)) {
-        throw new PolicyError(
-          'keyArguments',
-          `names "${name}", which is not a parameter of the tool (parameters: ${options.parameterNames.join(', ') || 'none'})`,
-          { tool },
-        );
-      }
+    if (seen.has(name)) throw new PolicyError('keyArguments', `names "${name}" twice`, { tool });
+    seen.add(name);
+    if (parameterNames !== undefined && !parameterNames.includes(name)) {
+      throw new PolicyError(
+        'keyArguments',
+        `names "${name}", which is not a parameter of the tool (parameters: ${parameterNames.join(', ') || 'none'})`,
+        { tool },
+      );
     }
   }
-  if (policy.isNoEffectError !== undefined && typeof policy.isNoEffectError !== 'function') {
-    throw new PolicyError('isNoEffectError', 'must be a function', { tool });
-  }
-  const onArgumentsMismatch = policy.onArgumentsMismatch ?? 'replay';
-  if (onArgumentsMismatch !== 'replay' && onArgumentsMismatch !== 'conflict') {
-    throw new PolicyError(
-      'onArgumentsMismatch',
-      `must be 'replay' or 'conflict', got ${String(onArgumentsMismatch)}`,
-      {
-        tool,
-      },
-    );
-  }
-
-  return {
-    kind: policy.kind,
-    keyArguments: keyArguments === undefined ? undefined : [...keyArguments],
-    key,
-    scope,
-    leaseMs,
-    heartbeatMs,
-    maxAttempts,
-    retentionMs,
-    timeoutMs,
-    waitTimeoutMs,
-    isNoEffectError: policy.isNoEffectError ?? noError,
-    onArgumentsMismatch,
-  };
 }
 
 /**

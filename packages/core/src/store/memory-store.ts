@@ -16,18 +16,17 @@ import type {
   WaitOptions,
   WaitResult,
 } from './idempotency-store.js';
+import { decideClaim } from './memory-claim.js';
 import {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkOutcome,
-  checkRecordedError,
-  checkRecordRef,
-  checkResolution,
-  checkRetentionMs,
-  checkTenant,
-  checkWaitOptions,
-} from './store-input.js';
+  decideComplete,
+  decideMarkIndeterminate,
+  decideRelease,
+  decideRenew,
+} from './memory-holder-decisions.js';
+import { decideResolve, forgetTenant } from './memory-record-decisions.js';
+import { MemoryRecords, recordId, snapshot } from './memory-records.js';
+import { MemoryWaiters } from './memory-waiters.js';
+import * as input from './store-input.js';
 
 /** A clock in epoch milliseconds. */
 export interface Clock {
@@ -38,18 +37,6 @@ export interface MemoryStoreOptions {
   /** Clock used for leases and retention. Default `Date`. Inject one to test time. */
   readonly clock?: Clock;
 }
-
-interface Waiter {
-  readonly wake: (result: WaitResult) => void;
-}
-
-type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
-  /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
-  retentionMs: number;
-};
-
-/** How many records each write examines for expiry (incremental sweep, as Redis does). */
-const SWEEP_PER_WRITE = 4;
 
 /**
  * The embedded store: records in this process's memory. For one process (tests, demos, a single
@@ -62,14 +49,14 @@ const SWEEP_PER_WRITE = 4;
  */
 export class MemoryStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
-  private readonly records = new Map<string, MutableRecord>();
-  private readonly waiters = new Map<string, Set<Waiter>>();
+  private readonly records = new MemoryRecords();
+  private readonly waiters: MemoryWaiters;
   private readonly clock: Clock;
-  private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
   private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? Date;
+    this.waiters = new MemoryWaiters(this.records, this.clock);
   }
 
   /** Number of records held (live or not yet swept). */
@@ -78,112 +65,18 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
-    checkRecordRef(ref);
-    checkClaimOptions(options);
+    input.checkRecordRef(ref);
+    input.checkClaimOptions(options);
     this.assertOpen('claim');
-    const id = recordId(ref);
-    const now = this.clock.now();
-    this.sweep(now);
-    const record = this.live(id, now);
-    if (record === undefined) {
-      const created: MutableRecord = {
-        key: ref.key,
-        tenant: ref.tenant,
-        tool: options.tool,
-        fingerprint: options.fingerprint,
-        state: 'in_progress',
-        fence: 1,
-        attempt: 1,
-        owner: options.owner,
-        leaseExpiresAtMs: now + options.leaseMs,
-        expiresAtMs: now + options.leaseMs + options.retentionMs,
-        retentionMs: options.retentionMs,
-      };
-      this.records.set(id, created);
-      return {
-        status: 'acquired',
-        fence: 1,
-        attempt: 1,
-        leaseExpiresAtMs: created.leaseExpiresAtMs,
-        takeover: false,
-      };
-    }
-    if (
-      record.tool !== options.tool ||
-      (options.checkFingerprint && record.fingerprint !== options.fingerprint)
-    ) {
-      return { status: 'conflict', record: snapshot(record) };
-    }
-    if (record.state === 'in_progress' && record.owner === options.owner) {
-      // The holder asking again (a resent request whose reply was lost): answer as the first time,
-      // with the lease restarted, since the claimer never got the first answer.
-      record.leaseExpiresAtMs = Math.max(record.leaseExpiresAtMs, now + options.leaseMs);
-      record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs + options.retentionMs);
-      return {
-        status: 'acquired',
-        fence: record.fence,
-        attempt: record.attempt,
-        leaseExpiresAtMs: record.leaseExpiresAtMs,
-        takeover: record.attempt > 1,
-      };
-    }
-    switch (record.state) {
-      case 'completed':
-        return { status: 'completed', record: snapshot(record) };
-      case 'indeterminate':
-        return { status: 'indeterminate', record: snapshot(record) };
-      case 'abandoned':
-        return { status: 'abandoned', record: snapshot(record) };
-      case 'in_progress':
-        break;
-    }
-    if (record.leaseExpiresAtMs > now) {
-      return { status: 'busy', record: snapshot(record), nowMs: now };
-    }
-    if (options.mode === 'at-most-once') {
-      record.state = 'indeterminate';
-      record.error = leaseExpiredError(record);
-      record.expiresAtMs = now + options.retentionMs;
-      this.notify(id, 'settled');
-      return { status: 'indeterminate', record: snapshot(record) };
-    }
-    if (record.attempt >= options.maxAttempts) {
-      record.state = 'abandoned';
-      record.error = attemptsLostError(record, options.maxAttempts);
-      record.expiresAtMs = now + options.retentionMs;
-      this.notify(id, 'settled');
-      return { status: 'abandoned', record: snapshot(record) };
-    }
-    record.fence += 1;
-    record.attempt += 1;
-    record.owner = options.owner;
-    record.leaseExpiresAtMs = now + options.leaseMs;
-    record.expiresAtMs = now + options.leaseMs + options.retentionMs;
-    record.retentionMs = options.retentionMs;
-    return {
-      status: 'acquired',
-      fence: record.fence,
-      attempt: record.attempt,
-      leaseExpiresAtMs: record.leaseExpiresAtMs,
-      takeover: true,
-    };
+    return decideClaim(this.records, ref, options, this.clock.now(), () => this.settled(ref));
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkLeaseMs(leaseMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkLeaseMs(leaseMs);
     this.assertOpen('renew');
-    const now = this.clock.now();
-    const record = this.live(recordId(ref), now);
-    if (record === undefined) return { status: 'lost', reason: 'not_found' };
-    if (!isHolder(record, holder)) return { status: 'lost', reason: 'stale' };
-    if (record.state !== 'in_progress') return { status: 'lost', reason: 'settled' };
-    record.leaseExpiresAtMs = now + leaseMs;
-    // As Redis and PostgreSQL: a live claim outlives its lease by a full retention window, so a
-    // long-running holder's record can never expire with its lease (found by the spin model).
-    record.expiresAtMs = Math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs);
-    return { status: 'renewed', leaseExpiresAtMs: record.leaseExpiresAtMs };
+    return decideRenew(this.records, ref, holder, leaseMs, this.clock.now());
   }
 
   async complete(
@@ -192,41 +85,22 @@ export class MemoryStore implements IdempotencyStore {
     outcome: string,
     retentionMs: number,
   ): Promise<CompleteResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkOutcome(outcome);
-    checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkOutcome(outcome);
+    input.checkRetentionMs(retentionMs);
     this.assertOpen('complete');
-    const id = recordId(ref);
-    const now = this.clock.now();
-    this.sweep(now);
-    const record = this.live(id, now);
-    if (record === undefined) return { status: 'not_found' };
-    if (!isHolder(record, holder) || record.state === 'completed') {
-      return { status: 'stale', record: snapshot(record) };
-    }
-    record.state = 'completed';
-    record.outcome = outcome;
-    delete record.error;
-    record.expiresAtMs = now + retentionMs;
-    this.notify(id, 'settled');
-    return { status: 'completed' };
+    return this.settle(
+      ref,
+      decideComplete(this.records, ref, holder, outcome, retentionMs, this.clock.now()),
+    );
   }
 
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
     this.assertOpen('release');
-    const id = recordId(ref);
-    const now = this.clock.now();
-    const record = this.live(id, now);
-    if (record === undefined) return { status: 'not_found' };
-    if (!isHolder(record, holder) || record.state !== 'in_progress') {
-      return { status: 'stale', record: snapshot(record) };
-    }
-    this.records.delete(id);
-    this.notify(id, 'settled');
-    return { status: 'released' };
+    return this.settle(ref, decideRelease(this.records, ref, holder, this.clock.now()));
   }
 
   async markIndeterminate(
@@ -235,193 +109,60 @@ export class MemoryStore implements IdempotencyStore {
     error: RecordedError,
     retentionMs: number,
   ): Promise<MarkIndeterminateResult> {
-    checkRecordRef(ref);
-    checkHolder(holder);
-    checkRecordedError(error);
-    checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkHolder(holder);
+    input.checkRecordedError(error);
+    input.checkRetentionMs(retentionMs);
     this.assertOpen('markIndeterminate');
-    const id = recordId(ref);
     const now = this.clock.now();
-    const record = this.live(id, now);
-    if (record === undefined) return { status: 'not_found' };
-    if (!isHolder(record, holder) || record.state !== 'in_progress') {
-      return { status: 'stale', record: snapshot(record) };
-    }
-    record.state = 'indeterminate';
-    record.error = { type: error.type, message: error.message };
-    record.expiresAtMs = now + retentionMs;
-    this.notify(id, 'settled');
-    return { status: 'marked' };
+    return this.settle(ref, decideMarkIndeterminate(this.records, ref, holder, error, retentionMs, now));
   }
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
-    checkRecordRef(ref);
+    input.checkRecordRef(ref);
     this.assertOpen('get');
-    const record = this.live(recordId(ref), this.clock.now());
+    const record = this.records.live(recordId(ref), this.clock.now());
     return record === undefined ? null : snapshot(record);
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
-    checkRecordRef(ref);
-    checkResolution(resolution);
-    if ('outcome' in resolution) checkRetentionMs(retentionMs);
+    input.checkRecordRef(ref);
+    input.checkResolution(resolution);
+    if ('outcome' in resolution) input.checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
-    const id = recordId(ref);
-    const now = this.clock.now();
-    const record = this.live(id, now);
-    if (record === undefined) return { status: 'not_found' };
-    if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
-      return { status: 'not_resolvable', record: snapshot(record) };
-    }
-    if ('outcome' in resolution) {
-      record.state = 'completed';
-      record.outcome = resolution.outcome;
-      delete record.error;
-      record.expiresAtMs = now + retentionMs;
-    } else {
-      this.records.delete(id);
-    }
-    this.notify(id, 'settled');
-    return { status: 'resolved' };
+    return this.settle(ref, decideResolve(this.records, ref, resolution, retentionMs, this.clock.now()));
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
-    checkTenant(options?.tenant);
+    input.checkTenant(options?.tenant);
     this.assertOpen('forget');
-    let erased = 0;
-    for (const [id, record] of this.records) {
-      if (record.tenant === options.tenant) {
-        this.records.delete(id);
-        this.notify(id, 'settled');
-        erased += 1;
-      }
-    }
-    return erased;
+    return forgetTenant(this.records, options.tenant, (id) => this.waiters.notify(id, 'settled'));
   }
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
-    checkRecordRef(ref);
-    checkWaitOptions(options);
+    input.checkRecordRef(ref);
+    input.checkWaitOptions(options);
     this.assertOpen('waitForSettle');
-    const id = recordId(ref);
-    const now = this.clock.now();
-    const record = this.live(id, now);
-    if (record === undefined || record.state !== 'in_progress') return Promise.resolve('settled');
-    if (record.leaseExpiresAtMs <= now) return Promise.resolve('lease_expired');
-    if (options.signal?.aborted) return Promise.reject(options.signal.reason);
-
-    return new Promise<WaitResult>((resolve, reject) => {
-      // The wait's own timeout is a worker-side duration (monotonic); the lease is judged by the
-      // store's clock, exactly as claim judges it.
-      const timeoutAtMs = performance.now() + options.timeoutMs;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const arm = (leaseExpiresAtMs: number, nowMs: number): void => {
-        const untilLeaseMs = leaseExpiresAtMs - nowMs;
-        const untilTimeoutMs = timeoutAtMs - performance.now();
-        timer = setTimeout(onTimer, Math.max(1, Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs))));
-      };
-      // A Node timer may fire a little before the clock reaches the deadline it was armed for:
-      // decide on the clock, as claim does, and re-arm when the lease is still live (rule S6).
-      const onTimer = (): void => {
-        const nowMs = this.clock.now();
-        const current = this.live(id, nowMs);
-        if (current === undefined || current.state !== 'in_progress') finish('settled');
-        else if (current.leaseExpiresAtMs <= nowMs) finish('lease_expired');
-        else if (performance.now() >= timeoutAtMs) finish('timeout');
-        else arm(current.leaseExpiresAtMs, nowMs);
-      };
-      const onAbort = (): void => {
-        cleanup();
-        reject(options.signal?.reason);
-      };
-      const waiter: Waiter = { wake: (result) => finish(result) };
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        const set = this.waiters.get(id);
-        set?.delete(waiter);
-        if (set?.size === 0) this.waiters.delete(id);
-      };
-      const finish = (result: WaitResult): void => {
-        cleanup();
-        resolve(result);
-      };
-      arm(record.leaseExpiresAtMs, now);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      let set = this.waiters.get(id);
-      if (set === undefined) {
-        set = new Set();
-        this.waiters.set(id, set);
-      }
-      set.add(waiter);
-    });
+    return this.waiters.wait(ref, options);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const [id] of this.waiters) this.notify(id, 'settled');
+    this.waiters.notifyAll();
   }
 
   private assertOpen(operation: string): void {
     if (this.closed) throw new StoreUnavailableError(operation, 'the MemoryStore is closed');
   }
 
-  /** The record if it exists and is within retention; removes it otherwise. */
-  private live(id: string, now: number): MutableRecord | undefined {
-    const record = this.records.get(id);
-    if (record === undefined) return undefined;
-    if (record.expiresAtMs <= now) {
-      this.records.delete(id);
-      return undefined;
-    }
-    return record;
+  /** Wakes the record's waiters: it left `in_progress` (or is gone). */
+  private settled(ref: RecordRef): void {
+    this.waiters.notify(recordId(ref), 'settled');
   }
 
-  private sweep(now: number): void {
-    for (let examined = 0; examined < SWEEP_PER_WRITE; examined++) {
-      this.sweepCursor ??= this.records.entries();
-      const next = this.sweepCursor.next();
-      if (next.done === true) {
-        this.sweepCursor = undefined;
-        return;
-      }
-      const [id, record] = next.value;
-      if (record.expiresAtMs <= now) this.records.delete(id);
-    }
+  /** The decision's result, after waking the waiters when it settled the record. */
+  private settle<T>(ref: RecordRef, decided: { result: T; settled: boolean }): T {
+    if (decided.settled) this.settled(ref);
+    return decided.result;
   }
-
-  private notify(id: string, result: WaitResult): void {
-    const set = this.waiters.get(id);
-    if (set === undefined) return;
-    for (const waiter of [...set]) waiter.wake(result);
-  }
-}
-
-function recordId(ref: RecordRef): string {
-  // NUL cannot appear in a hex key, so tenant and key never run together ambiguously.
-  return `${ref.key}\u0000${ref.tenant}`;
-}
-
-function isHolder(record: MutableRecord, holder: Holder): boolean {
-  return record.fence === holder.fence && record.owner === holder.owner;
-}
-
-// The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
-function leaseExpiredError(record: MutableRecord): RecordedError {
-  return {
-    type: 'LeaseExpired',
-    message: `the lease of attempt ${record.attempt} expired before its outcome was recorded; the effect may have happened`,
-  };
-}
-
-function attemptsLostError(record: MutableRecord, maxAttempts: number): RecordedError {
-  return {
-    type: 'LeaseExpired',
-    message: `the lease of attempt ${record.attempt} expired and ${maxAttempts} attempt(s) were lost`,
-  };
-}
-
-function snapshot(record: MutableRecord): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = record;
-  return visible;
 }

@@ -19,16 +19,10 @@
  * runs in seconds.
  */
 import { afterAll, describe, it } from 'vitest';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases.js';
+import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
 
-export {
-  type StoreConformanceCase,
-  type StoreConformanceOptions,
-  type StoreConformanceSuite,
-  type StoreFactory,
-  storeConformanceCases,
-  storeConformanceSuite,
-} from './cases.js';
+// The cases and their shapes (the same exports from both entry points).
+export * from './cases/index.js';
 
 /**
  * Register the conformance tests of the store contract (docs/store-contract.md in this package)

@@ -12,16 +12,10 @@
  * The contract the cases check: `docs/store-contract.md` in this package.
  */
 import { after, describe, it } from 'node:test';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases.js';
+import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
 
-export {
-  type StoreConformanceCase,
-  type StoreConformanceOptions,
-  type StoreConformanceSuite,
-  type StoreFactory,
-  storeConformanceCases,
-  storeConformanceSuite,
-} from './cases.js';
+// The cases and their shapes (the same exports from both entry points).
+export * from './cases/index.js';
 
 /**
  * Register every conformance case as a `node:test` test inside one `describe`, with one store

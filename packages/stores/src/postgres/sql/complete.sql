@@ -2,15 +2,9 @@
 -- is not already completed (an attempt marked indeterminate or abandoned may still state it).
 -- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome as text (NULL when it holds NUL),
 -- $6 retention ms, $7 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
--- Returns no row when the record is absent (or past retention); otherwise one row: the record
--- as it was before this statement and `changed`.
--- Same lock-then-update shape as renew.sql (see there).
-WITH current AS (
-  SELECT *
-  FROM {{table}}
-  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
-  FOR UPDATE
-), completed AS (
+-- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
+-- @include lock-current
+, change AS (
   UPDATE {{table}} AS record
   SET
     state = 'completed',
@@ -24,11 +18,4 @@ WITH current AS (
     AND current.state <> 'completed' AND current.fence = $3::bigint AND current.owner = $4
   RETURNING 1
 )
-SELECT
-  EXISTS (SELECT 1 FROM completed) AS changed,
-  current.tenant, current.key, current.tool, current.fingerprint, current.state,
-  current.fence, current.attempt, current.owner,
-  floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
-FROM current;
+-- @include row-before-change

@@ -1,15 +1,9 @@
 -- mark-indeterminate: keep the claim as indeterminate with the error, if the holder
 -- ($3 fence, $4 owner) is current and in progress. Retention restarts.
 -- $1 tenant, $2 key, $3 fence, $4 owner, $5 error type, $6 error message, $7 retention ms.
--- Returns no row when the record is absent (or past retention); otherwise one row: the record
--- as it was before this statement and `changed`.
--- Same lock-then-update shape as renew.sql (see there).
-WITH current AS (
-  SELECT *
-  FROM {{table}}
-  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
-  FOR UPDATE
-), marked AS (
+-- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
+-- @include lock-current
+, change AS (
   UPDATE {{table}} AS record
   SET
     state = 'indeterminate',
@@ -21,11 +15,4 @@ WITH current AS (
     AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4
   RETURNING 1
 )
-SELECT
-  EXISTS (SELECT 1 FROM marked) AS changed,
-  current.tenant, current.key, current.tool, current.fingerprint, current.state,
-  current.fence, current.attempt, current.owner,
-  floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
-FROM current;
+-- @include row-before-change

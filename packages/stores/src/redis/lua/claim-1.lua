@@ -40,7 +40,6 @@ local maxAttempts = tonumber(ARGV[7])
 local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
 
---- @include "record"
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 checkDuration('maxAttempts', maxAttempts, 1000)
@@ -73,9 +72,7 @@ end
 -- the claimer never got the first answer, so it has not started yet).
 if record.state == 'in_progress' and record.owner == owner then
   local now = nowMs()
-  record.leaseExpiresAtMs = math.max(record.leaseExpiresAtMs, now + leaseMs)
-  record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
-  writeRecord(key, record)
+  extendLease(key, record, math.max(record.leaseExpiresAtMs, now + leaseMs))
   -- Fence 1 is always a fresh claim; every takeover raises it.
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, record.fence > 1 and 1 or 0 }
 end
@@ -99,29 +96,19 @@ if atLeastOnce and record.attempt < maxAttempts then
   record.fence = record.fence + 1
   record.attempt = record.attempt + 1
   record.owner = owner
-  record.leaseExpiresAtMs = now + leaseMs
   record.retentionMs = retentionMs
-  record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + retentionMs)
-  writeRecord(key, record)
+  extendLease(key, record, now + leaseMs)
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, 1 }
 end
 
-local code
+record.errorType = 'LeaseExpired'
 if atLeastOnce then
-  record.state = 'abandoned'
-  record.errorType = 'LeaseExpired'
   record.errorMessage = 'the lease of attempt ' .. record.attempt .. ' expired and ' .. maxAttempts ..
     ' attempt(s) were lost'
-  code = 5
-else
-  record.state = 'indeterminate'
-  record.errorType = 'LeaseExpired'
-  record.errorMessage = 'the lease of attempt ' .. record.attempt ..
-    ' expired before its outcome was recorded; the effect may have happened'
-  code = 4
+  settleRecord(key, record, 'abandoned', now, retentionMs, channel)
+  return recordReply(5, now, record)
 end
-record.expiresAtMs = now + retentionMs
-record.retentionMs = retentionMs
-writeRecord(key, record)
-announceSettled(channel, record.state)
-return recordReply(code, now, record)
+record.errorMessage = 'the lease of attempt ' .. record.attempt ..
+  ' expired before its outcome was recorded; the effect may have happened'
+settleRecord(key, record, 'indeterminate', now, retentionMs, channel)
+return recordReply(4, now, record)

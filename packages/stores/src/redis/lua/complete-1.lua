@@ -13,8 +13,7 @@
   Output:
     { 10, nowMs }  completed (also when this holder already completed with this very outcome:
                    a resent command whose first reply was lost)
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs, <record> }  stale: another attempt holds the record
+    { 11, nowMs } | { 12, nowMs, <record> }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
     { 13, nowMs, <record> }  the record is already completed with another outcome: nothing changed
   <record> as in claim-1.lua
 ]]
@@ -25,19 +24,12 @@ local outcome = ARGV[3]
 local retentionMs = tonumber(ARGV[4])
 local channel = ARGV[5]
 
---- @include "record"
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
-local now = nowMs()
-local record = readRecord(key)
-
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
-end
--- An attempt whose outcome was marked unknown (indeterminate, abandoned) may still state it.
+-- Only the holder states the outcome; an attempt whose outcome was marked unknown
+-- (indeterminate, abandoned) may still state it.
+local now, record, refused = readAsHolder(key, fence, owner, true)
+if refused then return refused end
 if record.state == 'completed' then
   if record.outcome == outcome then
     return { 10, now }
@@ -45,12 +37,5 @@ if record.state == 'completed' then
   return recordReply(13, now, record)
 end
 
-record.state = 'completed'
-record.outcome = outcome
-record.errorType = nil
-record.errorMessage = nil
-record.retentionMs = retentionMs
-record.expiresAtMs = now + retentionMs
-writeRecord(key, record)
-announceSettled(channel, 'completed')
+completeRecord(key, record, outcome, now, retentionMs, channel)
 return { 10, now }

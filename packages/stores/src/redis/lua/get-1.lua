@@ -12,7 +12,6 @@
 ]]
 local key = KEYS[1]
 
---- @include "record"
 
 local now = nowMs()
 local record = readRecord(key)

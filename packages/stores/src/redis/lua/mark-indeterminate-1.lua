@@ -15,31 +15,21 @@
   Output:
     { 10, nowMs }  marked (also when this holder already marked it with this very error: a
                    resent command whose first reply was lost)
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs, <record> }  stale: another attempt holds the record
+    { 11, nowMs } | { 12, nowMs, <record> }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
     { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
 local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
-local errorType = ARGV[3]
-local errorMessage = ARGV[4]
+local errorType, errorMessage = ARGV[3], ARGV[4]
 local retentionMs = tonumber(ARGV[5])
 local channel = ARGV[6]
 
---- @include "record"
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
-local now = nowMs()
-local record = readRecord(key)
-
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
-end
+local now, record, refused = readAsHolder(key, fence, owner, true)
+if refused then return refused end
 if record.state == 'indeterminate' and record.errorType == errorType and record.errorMessage == errorMessage then
   return { 10, now }
 end
@@ -47,11 +37,7 @@ if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-record.state = 'indeterminate'
 record.errorType = errorType
 record.errorMessage = errorMessage
-record.retentionMs = retentionMs
-record.expiresAtMs = now + retentionMs
-writeRecord(key, record)
-announceSettled(channel, 'indeterminate')
+settleRecord(key, record, 'indeterminate', now, retentionMs, channel)
 return { 10, now }

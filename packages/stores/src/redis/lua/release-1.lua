@@ -11,9 +11,8 @@
 
   Output:
     { 10, nowMs }  released
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs, <record> }  stale: another attempt holds the record
-    { 13, nowMs, <record> }  the record is no longer in progress: nothing changed
+    { 11, nowMs } | { 12, nowMs, <record> }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
+    { 13, nowMs, <record> }  settled already (completed, indeterminate, abandoned): not released
   <record> as in claim-1.lua
 ]]
 local key = KEYS[1]
@@ -21,21 +20,11 @@ local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
 local channel = ARGV[3]
 
---- @include "record"
-
-local now = nowMs()
-local record = readRecord(key)
-
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return recordReply(12, now, record)
-end
+local now, record, refused = readAsHolder(key, fence, owner, true)
+if refused then return refused end
 if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-redis.call('DEL', key)
-announceSettled(channel, 'released')
+deleteRecord(key, channel)
 return { 10, now }

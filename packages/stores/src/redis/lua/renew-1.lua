@@ -10,8 +10,7 @@
 
   Output:
     { 10, nowMs, leaseExpiresAtMs }  renewed
-    { 11, nowMs }  not found (released or past retention)
-    { 12, nowMs }  stale: another attempt holds the record
+    { 11, nowMs } | { 12, nowMs }  not found | stale (readAsHolder, includes/02-holder-writes.lua)
     { 13, nowMs }  settled: the holder is current but the record is no longer in progress
 ]]
 local key = KEYS[1]
@@ -19,23 +18,13 @@ local fence = tonumber(ARGV[1])
 local owner = ARGV[2]
 local leaseMs = tonumber(ARGV[3])
 
---- @include "record"
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 
-local now = nowMs()
-local record = readRecord(key)
-
-if not record then
-  return { 11, now }
-end
-if record.fence ~= fence or record.owner ~= owner then
-  return { 12, now }
-end
+local now, record, refused = readAsHolder(key, fence, owner, false)
+if refused then return refused end
 if record.state ~= 'in_progress' then
   return { 13, now }
 end
 
-record.leaseExpiresAtMs = now + leaseMs
-record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + record.retentionMs)
-writeRecord(key, record)
+extendLease(key, record, now + leaseMs)
 return { 10, now, record.leaseExpiresAtMs }

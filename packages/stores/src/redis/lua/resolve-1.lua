@@ -22,7 +22,6 @@ local outcome = ARGV[2]
 local retentionMs = tonumber(ARGV[3])
 local channel = ARGV[4]
 
---- @include "record"
 if resolution == 'outcome' then
   checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 end
@@ -38,17 +37,9 @@ if record.state ~= 'indeterminate' and record.state ~= 'abandoned' then
 end
 
 if resolution == 'released' then
-  redis.call('DEL', key)
-  announceSettled(channel, 'released')
+  deleteRecord(key, channel)
   return { 10, now }
 end
 
-record.state = 'completed'
-record.outcome = outcome
-record.errorType = nil
-record.errorMessage = nil
-record.retentionMs = retentionMs
-record.expiresAtMs = now + retentionMs
-writeRecord(key, record)
-announceSettled(channel, 'completed')
+completeRecord(key, record, outcome, now, retentionMs, channel)
 return { 10, now }

@@ -1,0 +1,107 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  ListOptions,
+  ListPage,
+  MarkIndeterminateResult,
+  RecordedError,
+  RecordRef,
+  ReleaseResult,
+  RenewResult,
+  Resolution,
+  ResolutionEntry,
+  ResolveResult,
+  WaitOptions,
+  WaitResult,
+} from '../store/idempotency-store.js';
+import type { CallTrace } from './call-trace.js';
+
+// The guard's store, seen through the call that uses it: each round trip made on behalf of a
+// traced call (in its async context: the claim loop, the lease keeper's timers) is timed on that
+// call's trace. A round trip outside a traced call passes straight through.
+
+const calls = new AsyncLocalStorage<CallTrace>();
+
+/** Run `fn` as the traced call `trace`: the store round trips it makes are timed on it. */
+export function runTraced<T>(trace: CallTrace, fn: () => T): T {
+  return calls.run(trace, fn);
+}
+
+function timed<R>(operation: string, send: () => Promise<R>): Promise<R> {
+  const trace = calls.getStore();
+  if (trace === undefined || !trace.timed) return send();
+  const startedMs = trace.storeStarted();
+  return send().then(
+    (result) => {
+      trace.storeEnded(operation, startedMs, result, false, undefined);
+      return result;
+    },
+    (error: unknown) => {
+      trace.storeEnded(operation, startedMs, undefined, true, error);
+      throw error;
+    },
+  );
+}
+
+/** A store that times each round trip of a traced call and otherwise does exactly what `inner` does. */
+export class TracedStore implements IdempotencyStore {
+  readonly specificationVersion: 'v1';
+  readonly list?: (options: ListOptions) => Promise<ListPage>;
+  readonly resolutions?: (ref: RecordRef) => Promise<readonly ResolutionEntry[]>;
+
+  constructor(private readonly inner: IdempotencyStore) {
+    this.specificationVersion = inner.specificationVersion;
+    if (typeof inner.list === 'function') this.list = (options) => inner.list!(options);
+    if (typeof inner.resolutions === 'function') this.resolutions = (ref) => inner.resolutions!(ref);
+  }
+
+  claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+    return timed('claim', () => this.inner.claim(ref, options));
+  }
+
+  renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+    return timed('renew', () => this.inner.renew(ref, holder, leaseMs));
+  }
+
+  complete(ref: RecordRef, holder: Holder, outcome: string, retentionMs: number): Promise<CompleteResult> {
+    return timed('complete', () => this.inner.complete(ref, holder, outcome, retentionMs));
+  }
+
+  release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+    return timed('release', () => this.inner.release(ref, holder));
+  }
+
+  markIndeterminate(
+    ref: RecordRef,
+    holder: Holder,
+    error: RecordedError,
+    retentionMs: number,
+  ): Promise<MarkIndeterminateResult> {
+    return timed('markIndeterminate', () => this.inner.markIndeterminate(ref, holder, error, retentionMs));
+  }
+
+  get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+    return timed('get', () => this.inner.get(ref));
+  }
+
+  resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+    return this.inner.resolve(ref, resolution, retentionMs);
+  }
+
+  forget(options: { readonly tenant: string }): Promise<number> {
+    return this.inner.forget(options);
+  }
+
+  waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+    return timed('waitForSettle', () => this.inner.waitForSettle(ref, options));
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

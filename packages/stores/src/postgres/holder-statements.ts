@@ -1,0 +1,77 @@
+// The holder's operations (renew, complete, release, markIndeterminate): each one statement that
+// locks the row, checks fence AND owner, and changes it (sql/<operation>.sql).
+import type * as contract from '@toolfence/core';
+import { type Row, storedOutcome, toRecord } from './row-codec.js';
+import type { StatementRunner } from './statement-runner.js';
+
+function holderValues(ref: contract.RecordRef, holder: contract.Holder): unknown[] {
+  return [ref.tenant, ref.key, holder.fence, holder.owner];
+}
+
+/** `not_found`, the done status when the statement changed the row, else `stale` with the row. */
+function changedOr<Done extends string>(
+  row: Row | undefined,
+  done: Done,
+): { status: 'not_found' } | { status: Done } | { status: 'stale'; record: ReturnType<typeof toRecord> } {
+  if (row === undefined) return { status: 'not_found' };
+  return row.changed === true ? { status: done } : { status: 'stale', record: toRecord(row) };
+}
+
+export async function renewLease(
+  runner: StatementRunner,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  leaseMs: number,
+): Promise<contract.RenewResult> {
+  const row = await runner.queryOne('renew', runner.sql.renew, [...holderValues(ref, holder), leaseMs]);
+  if (row === undefined) return { status: 'lost', reason: 'not_found' };
+  if (row.renewed_lease_ms !== null && row.renewed_lease_ms !== undefined) {
+    return { status: 'renewed', leaseExpiresAtMs: Number(row.renewed_lease_ms) };
+  }
+  if (Number(row.fence) !== holder.fence || row.owner !== holder.owner) {
+    return { status: 'lost', reason: 'stale' };
+  }
+  return { status: 'lost', reason: 'settled' };
+}
+
+export async function completeRecord(
+  runner: StatementRunner,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  outcome: string,
+  retentionMs: number,
+): Promise<contract.CompleteResult> {
+  const stored = storedOutcome(outcome);
+  const row = await runner.queryOne('complete', runner.sql.complete, [
+    ...holderValues(ref, holder),
+    stored.text,
+    retentionMs,
+    stored.bytes,
+  ]);
+  return changedOr(row, 'completed');
+}
+
+export async function releaseRecord(
+  runner: StatementRunner,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+): Promise<contract.ReleaseResult> {
+  const row = await runner.queryOne('release', runner.sql.release, holderValues(ref, holder));
+  return changedOr(row, 'released');
+}
+
+export async function markRecordIndeterminate(
+  runner: StatementRunner,
+  ref: contract.RecordRef,
+  holder: contract.Holder,
+  error: contract.RecordedError,
+  retentionMs: number,
+): Promise<contract.MarkIndeterminateResult> {
+  const row = await runner.queryOne('markIndeterminate', runner.sql.markIndeterminate, [
+    ...holderValues(ref, holder),
+    error.type,
+    error.message,
+    retentionMs,
+  ]);
+  return changedOr(row, 'marked');
+}

@@ -1,0 +1,90 @@
+// The PostgresStore's options and the shapes it accepts (public: re-exported by index.ts).
+import type { Pool } from 'pg';
+import type { PostgresListenConnection } from './settle-listener.js';
+
+/**
+ * Anything that runs a parameterised statement: pg's `Pool`, `Client` or `PoolClient`, or a
+ * wrapper of your own (tracing, retries). Only `rows` and `rowCount` of the result are read.
+ */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount?: number | null }>;
+}
+
+/** A statement as pg's `Pool`, `Client` and `PoolClient` take it: named ones are prepared once per connection. */
+export interface PostgresQueryConfig {
+  readonly name: string;
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+/** Settings of opportunistic cleanup; see {@link PostgresStoreOptions.autoCleanup}. */
+export interface PostgresAutoCleanupOptions {
+  /** Run after this many claims. Default 1000. */
+  readonly everyClaims?: number;
+  /** ...or when this long has passed since the last run and there was a claim. Default 60000. */
+  readonly intervalMs?: number;
+  /** Rows deleted per run. Default 1000. */
+  readonly limit?: number;
+}
+
+export interface PostgresStoreOptions {
+  /**
+   * Where statements run. Every ownership decision is one statement, so any pool works,
+   * including PgBouncer in transaction mode. When this is a pg `Pool` (it has `connect()` and
+   * `totalCount`), the store also checks out clients from it: one for each `ensureSchema()`
+   * transaction, and one held for LISTEN (unless `listenClient` is given). Otherwise it must be
+   * a single connection (`Client`, `PoolClient`) for `ensureSchema()`, and waiters poll unless
+   * `listenClient` is given. The store never ends it.
+   */
+  readonly pool: Pool | PostgresQueryable;
+  /** Schema of the records table. Default `"toolfence"`. Any name; always quoted. */
+  readonly schema?: string;
+  /** Name of the records table. Default `"idempotency_records"`. Any name up to 48 bytes. */
+  readonly table?: string;
+  /**
+   * Opens the dedicated connection that LISTENs for settled records (one per store, opened on
+   * the first `waitForSettle`, closed by `close()`). Use it to LISTEN directly on the primary
+   * when `pool` goes through PgBouncer in transaction mode, where LISTEN does not work.
+   * Default: `pool.connect()` when `pool` is a pg `Pool`; otherwise waiters poll.
+   */
+  readonly listenClient?: () => Promise<PostgresListenConnection>;
+  /**
+   * Delete expired rows in the background every so many claims or so often (off the caller's
+   * path; at most one run at a time). `false` turns it off: then call `cleanup()` yourself.
+   */
+  readonly autoCleanup?: PostgresAutoCleanupOptions | false;
+  /** While LISTEN is unavailable, waiters poll starting at this period (doubling up to 2 s). Default 100. */
+  readonly pollIntervalMs?: number;
+  /** While LISTEN is active, waiters still re-read this often, in case a notification was lost. Default 5000. */
+  readonly safetyPollMs?: number;
+  /** Failures of background work (cleanup, the LISTEN connection). Default: ignored. */
+  readonly onBackgroundError?: (error: unknown) => void;
+  /**
+   * Run the store's statements as named (server-side prepared) statements, `{ name, text,
+   * values }`: each is parsed and planned once per connection instead of on every call.
+   * Default: `true` when `pool` is a pg `Pool`, `Client` or `PoolClient`, `false` for any other
+   * queryable (set `true` only if yours passes such a config object on to pg). If the server
+   * does not know a statement the connection prepared (PgBouncer in transaction mode before 1.21
+   * or with `max_prepared_statements = 0`, `DISCARD ALL`), that call is sent again unnamed and
+   * the store stops naming statements; the failed attempt ran nothing.
+   */
+  readonly preparedStatements?: boolean;
+  /**
+   * Client-side deadline of one operation in milliseconds, pool checkout and statement together
+   * (rule S5). Default 5000. Past it the operation rejects with `StoreUnavailableError` naming the
+   * operation, the store and its address; `statement_timeout` cannot fire on a server that is
+   * frozen or cut off, this can. With a pg `Pool` the statement is also sent with pg's
+   * `query_timeout`, so a connection whose statement timed out is destroyed (`release(err)`),
+   * never returned to the pool; a `Client`/`PoolClient` you pass in is yours and is not closed.
+   * Opening the LISTEN connection is bounded by it too, and `waitForSettle` answers within its
+   * `timeoutMs` plus this. A statement that timed out is not withdrawn: it may still run later (a
+   * late claim's lease then expires like any lost holder's).
+   */
+  readonly operationTimeoutMs?: number;
+}
+
+/** Result of {@link PostgresStore.ensureSchema}. */
+export interface EnsureSchemaResult {
+  /** Versions of the migrations this call applied (empty when the schema was up to date). */
+  readonly applied: readonly number[];
+}

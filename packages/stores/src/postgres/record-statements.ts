@@ -1,0 +1,43 @@
+// Reading and operating on records by key or tenant, not as their holder: get, resolve (the
+// operator), forget (a tenant's records) and cleanup (rows past retention).
+import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
+import { type Row, storedOutcome, toRecord } from './row-codec.js';
+import type { StatementRunner } from './statement-runner.js';
+
+export async function getRecord(runner: StatementRunner, ref: RecordRef): Promise<IdempotencyRecord | null> {
+  const row = await runner.queryOne('get', runner.sql.get, [ref.tenant, ref.key]);
+  return row === undefined ? null : toRecord(row);
+}
+
+export async function resolveRecord(
+  runner: StatementRunner,
+  ref: RecordRef,
+  resolution: Resolution,
+  retentionMs: number,
+): Promise<ResolveResult> {
+  let row: Row | undefined;
+  if ('outcome' in resolution) {
+    const stored = storedOutcome(resolution.outcome);
+    row = await runner.queryOne('resolve', runner.sql.resolveCompleted, [
+      ref.tenant,
+      ref.key,
+      stored.text,
+      retentionMs,
+      stored.bytes,
+    ]);
+  } else {
+    row = await runner.queryOne('resolve', runner.sql.resolveReleased, [ref.tenant, ref.key]);
+  }
+  if (row === undefined) return { status: 'not_found' };
+  return row.changed === true ? { status: 'resolved' } : { status: 'not_resolvable', record: toRecord(row) };
+}
+
+export async function forgetTenant(runner: StatementRunner, tenant: string): Promise<number> {
+  const row = await runner.queryOne('forget', runner.sql.forget, [tenant]);
+  return Number(row?.erased ?? 0);
+}
+
+export async function deleteExpired(runner: StatementRunner, limit: number): Promise<number> {
+  const result = await runner.query('cleanup', runner.sql.cleanup, [limit]);
+  return result.rowCount ?? 0;
+}

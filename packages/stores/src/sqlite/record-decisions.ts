@@ -1,0 +1,54 @@
+// Operating on records not as their holder, on SQLite: resolve (the operator), forget (a
+// tenant's records) and cleanup (rows past retention), each one transaction.
+import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
+import { checkOutcome, StoreInputError } from '@toolfence/core';
+import { toRecord } from './record-row.js';
+import type { Decided, RecordsDatabase } from './records-database.js';
+
+export function checkResolution(resolution: Resolution): void {
+  if (resolution === null || typeof resolution !== 'object')
+    throw new StoreInputError('resolution', 'must be an object');
+  if ('outcome' in resolution) checkOutcome(resolution.outcome);
+  else if ((resolution as { released?: unknown }).released !== true) {
+    throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
+  }
+}
+
+export function decideResolve(
+  db: RecordsDatabase,
+  ref: RecordRef,
+  resolution: Resolution,
+  retentionMs: number,
+  now: number,
+): Decided<ResolveResult> {
+  const row = db.liveRow(ref, now);
+  if (row === undefined) return { result: { status: 'not_found' } };
+  if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
+    return { result: { status: 'not_resolvable', record: toRecord(row) } };
+  }
+  if ('outcome' in resolution) {
+    db.write({
+      ...row,
+      state: 'completed',
+      outcome: resolution.outcome,
+      error_type: null,
+      error_message: null,
+      expires_at_ms: now + retentionMs,
+    });
+  } else {
+    db.run('deleteRecord', [ref.tenant, ref.key]);
+  }
+  return { result: { status: 'resolved' }, settled: true };
+}
+
+/** Deletes every row of `tenant`; the answer counts the live ones. */
+export function decideForget(db: RecordsDatabase, tenant: string, now: number): Decided<number> {
+  const live = (db.statement('countLiveOfTenant').get(tenant, now) as { live: number }).live;
+  db.run('forget', [tenant]);
+  return { result: live };
+}
+
+/** Deletes at most `limit` rows past retention. */
+export function decideCleanup(db: RecordsDatabase, limit: number, now: number): Decided<number> {
+  return { result: db.run('sweep', [now, limit]).changes };
+}

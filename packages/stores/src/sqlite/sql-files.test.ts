@@ -1,0 +1,28 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { migrations, statementFiles, statements } from './sql-files.js';
+import { quoteIdentifier } from './sql-names.js';
+
+describe('the SQLite SQL files, loaded from sql/*.sql', () => {
+  it('loads every file: each is a migration or a named statement', () => {
+    const files = readdirSync(new URL('./sql/', import.meta.url)).filter((file) => file.endsWith('.sql'));
+    expect(files.length).toBe(migrations.length + statementFiles.length);
+    expect(Object.keys(statements).length).toBe(statementFiles.length);
+    expect(migrations[0]?.name).toBe('0001_init');
+    expect(statements.selectRecord).toContain('{{table}}');
+  });
+
+  it('numbers migrations 1, 2, ... and uses only known placeholders', () => {
+    expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1));
+    const known = new Set(['table', 'migrations_table', 'expires_index']);
+    for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
+      for (const [, name] of text.matchAll(/\{\{([a-z_]+)\}\}/g))
+        expect(known.has(name as string), name).toBe(true);
+    }
+  });
+
+  it('quotes identifiers by doubling inner double quotes', () => {
+    expect(quoteIdentifier('plain')).toBe('"plain"');
+    expect(quoteIdentifier('a"b; DROP TABLE x; --')).toBe('"a""b; DROP TABLE x; --"');
+  });
+});

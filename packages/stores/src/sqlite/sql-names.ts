@@ -1,0 +1,23 @@
+// The quoted names of one store's tables and index, and the SQL rendered with them.
+
+/** Quotes an identifier: wrapped in double quotes, inner quotes doubled. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+export function render(template: string, placeholders: Readonly<Record<string, string>>): string {
+  return template.replace(/\{\{([a-z_]+)\}\}/g, (_, name: string) => {
+    const value = placeholders[name];
+    if (value === undefined) throw new Error(`SQLiteStore: unknown placeholder {{${name}}}`);
+    return value;
+  });
+}
+
+/** The `{{placeholders}}` of sql/*.sql for the records table `table`. */
+export function sqlitePlaceholders(table: string): Readonly<Record<string, string>> {
+  return {
+    table: quoteIdentifier(table),
+    migrations_table: quoteIdentifier(`${table}_migrations`),
+    expires_index: quoteIdentifier(`${table}_expires_at_ms`),
+  };
+}

@@ -1,0 +1,6 @@
+// Field case C03 (docs/field-cases.md) on SQLiteStore; the scenario, written once for every store, is
+// test/cases/scenarios/c03.ts. Lease deadlines are judged by the store's clock.
+import { storeForFile, storeNames, uniqueName } from '../support/stores.js';
+import { describeC03 } from './scenarios/c03.js';
+
+describeC03(storeNames.sqlite, storeForFile('sqlite', 'c03'), uniqueName('acme'));
