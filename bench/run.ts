@@ -1,18 +1,32 @@
-// `npm run bench [-- FILTER...] [--json FILE]`: runs the benchmarks, prints one Markdown table of
-// figures against baselines measured in the same run. See bench/README.md.
+// `npm run bench [-- FILTER...] [--json FILE] [--plots [--records LIST]]`: runs the benchmarks,
+// prints one Markdown table of figures against baselines measured in the same run; `--plots`
+// runs the cost curves and draws them under bench/plots/. See bench/README.md.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { curves } from './lib/curves.js';
+import { writePlots } from './lib/plots.js';
 import { formatTable, notes, type Row, verdict } from './lib/report.js';
 import { connectPostgres, connectRedis, ServiceMissingError } from './lib/services.js';
 import { scale } from './lib/workloads.js';
 import { collapsePostgresSuite, collapseRedisSuite } from './suites/collapse.js';
+import { curveClusterSuite } from './suites/curve-cluster.js';
+import {
+  curveConcurrencyMemorySuite,
+  curveConcurrencyPostgresSuite,
+  curveConcurrencyRedisSuite,
+  curveConcurrencySqliteSuite,
+} from './suites/curve-concurrency.js';
+import { curveRecordsPostgresSuite, curveRecordsRedisSuite, setRecordSizes } from './suites/curve-records.js';
 import { footprintPostgresSuite, footprintRedisSuite } from './suites/footprint.js';
 import { keysSuite } from './suites/keys.js';
 import { memorySuite } from './suites/memory.js';
 import { peerSuite } from './suites/peer.js';
 import { postgresSuite } from './suites/postgres.js';
 import { redisSuite } from './suites/redis.js';
+import { sqliteSuite } from './suites/sqlite.js';
 import { telemetrySuite } from './suites/telemetry.js';
 
 type Service = 'redis' | 'postgres';
@@ -30,16 +44,37 @@ const suites: readonly Suite[] = [
   { id: 'redis', services: ['redis'], run: redisSuite },
   { id: 'peer', services: ['redis'], run: peerSuite },
   { id: 'postgres', services: ['postgres'], run: postgresSuite },
+  { id: 'sqlite', services: [], run: sqliteSuite },
   { id: 'collapse-redis', services: ['redis'], run: collapseRedisSuite },
   { id: 'collapse-postgres', services: ['postgres'], run: collapsePostgresSuite },
   { id: 'footprint-redis', services: ['redis'], run: footprintRedisSuite },
   { id: 'footprint-postgres', services: ['postgres'], run: footprintPostgresSuite },
   { id: 'telemetry', services: [], run: telemetrySuite },
+  // The cost curves: run by --plots (or a filter `curve`), drawn under bench/plots/ by --plots.
+  { id: 'curve-concurrency-memory', services: [], run: curveConcurrencyMemorySuite },
+  { id: 'curve-concurrency-redis', services: ['redis'], run: curveConcurrencyRedisSuite },
+  { id: 'curve-concurrency-postgres', services: ['postgres'], run: curveConcurrencyPostgresSuite },
+  { id: 'curve-concurrency-sqlite', services: [], run: curveConcurrencySqliteSuite },
+  // Private redis-servers (started here from the redis-server binary): no REDIS_URL needed.
+  { id: 'curve-records-redis', services: [], run: curveRecordsRedisSuite },
+  { id: 'curve-records-postgres', services: ['postgres'], run: curveRecordsPostgresSuite },
+  { id: 'curve-cluster-redis', services: [], run: curveClusterSuite },
 ];
 
-function parseArguments(argv: readonly string[]): { filters: string[]; jsonFile: string | undefined } {
+const plotsDirectory = join(dirname(fileURLToPath(import.meta.url)), 'plots');
+
+const isCurve = (suite: Suite) => suite.id.split('-').includes('curve');
+
+interface Arguments {
+  readonly filters: string[];
+  readonly jsonFile: string | undefined;
+  readonly plots: boolean;
+}
+
+function parseArguments(argv: readonly string[]): Arguments {
   const filters: string[] = [];
   let jsonFile: string | undefined;
+  let plots = false;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!;
     if (argument === '--json') {
@@ -47,10 +82,17 @@ function parseArguments(argv: readonly string[]): { filters: string[]; jsonFile:
       if (jsonFile === undefined) throw new Error('--json needs a file name');
     } else if (argument.startsWith('--json=')) {
       jsonFile = argument.slice('--json='.length);
+    } else if (argument === '--plots') {
+      plots = true;
+    } else if (argument === '--records' || argument.startsWith('--records=')) {
+      const list = argument === '--records' ? argv[++index] : argument.slice('--records='.length);
+      if (list === undefined) throw new Error('--records needs a list, e.g. 10k,100k,1M');
+      setRecordSizes(list);
     } else if (argument === '--help' || argument === '-h') {
       console.log(
-        `usage: npm run bench [-- [FILTER...] [--json FILE]]\nsuites: ${suites.map((suite) => suite.id).join(', ')}\n` +
-          'A filter selects every suite that has it as a dash-separated word (redis: redis, collapse-redis, footprint-redis).',
+        `usage: npm run bench [-- [FILTER...] [--json FILE] [--plots [--records 10k,100k,1M]]]\nsuites: ${suites.map((suite) => suite.id).join(', ')}\n` +
+          'A filter selects every suite that has it as a dash-separated word (redis: redis, collapse-redis, footprint-redis).\n' +
+          'The curve suites run only with --plots (which draws them under bench/plots/) or a filter `curve`.',
       );
       process.exit(0);
     } else if (argument.startsWith('-')) {
@@ -59,7 +101,7 @@ function parseArguments(argv: readonly string[]): { filters: string[]; jsonFile:
       filters.push(argument);
     }
   }
-  return { filters, jsonFile };
+  return { filters, jsonFile, plots };
 }
 
 function loadAverage(): string {
@@ -97,9 +139,13 @@ async function describeMachine(services: ReadonlySet<Service>): Promise<string> 
 }
 
 async function main(): Promise<void> {
-  const { filters, jsonFile } = parseArguments(process.argv.slice(2));
+  const { filters, jsonFile, plots } = parseArguments(process.argv.slice(2));
+  const curvesWanted = plots || filters.includes('curve');
+  // The curves take minutes: only --plots or a filter `curve` runs them, and then nothing else.
   const selected = suites.filter(
-    (suite) => filters.length === 0 || filters.some((filter) => suite.id.split('-').includes(filter)),
+    (suite) =>
+      isCurve(suite) === curvesWanted &&
+      (filters.length === 0 || filters.some((filter) => suite.id.split('-').includes(filter))),
   );
   if (selected.length === 0) {
     throw new Error(
@@ -142,6 +188,10 @@ async function main(): Promise<void> {
   );
   console.log(`load average at end ${loadAverage()}`);
   for (const note of notes) console.log(`note: ${note}`);
+  if (plots) {
+    for (const file of await writePlots(curves, plotsDirectory))
+      console.log(`wrote ${relative(process.cwd(), file)}`);
+  }
   if (jsonFile !== undefined) {
     writeFileSync(jsonFile, `${JSON.stringify(rows, null, 2)}\n`);
     console.log(`wrote ${jsonFile}`);

@@ -66,14 +66,14 @@ export async function keysSuite(): Promise<Row[]> {
     rows.push(
       row(
         `keys: idempotencyKey, ${size.label} args (vs sha256(JSON.stringify))`,
-        'µs/key',
+        'µs CPU/key',
         median(oursMicroseconds),
         median(naiveMicroseconds),
         size.target,
       ),
       row(
         `keys: keyed idempotencyKey (HMAC-SHA-256), ${size.label} args (vs unkeyed, SHA-256)`,
-        'µs/key',
+        'µs CPU/key',
         median(keyedMicroseconds),
         median(oursMicroseconds),
       ),

@@ -3,11 +3,11 @@ import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { argumentsFingerprint, idempotencyKey, type KeySecret } from '../key/idempotency-key.js';
 import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
-import { nameProblem } from '../store/store-input.js';
 import type { CallTrace } from '../telemetry/call-trace.js';
 import { currentToolCall, type ToolCallContext } from './call-context.js';
 import type { GuardedCall } from './guard.js';
 import type { Flight } from './in-flight-calls.js';
+import { cachedNameProblem } from './name-check.js';
 
 // The vocabulary the parts of the guard share: one call, what it has done, what it answers.
 
@@ -43,7 +43,7 @@ export function callStateOf(
   keySecret: KeySecret | undefined,
 ): CallState {
   const tenant = call.tenant ?? defaultTenant;
-  const tenantProblem = nameProblem(tenant);
+  const tenantProblem = cachedNameProblem(tenant);
   if (tenantProblem !== undefined) {
     throw new KeyDerivationError(call.tool, `the tenant ${tenantProblem}`);
   }

@@ -20,6 +20,7 @@ import { claimLoop } from './claim-loop.js';
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
+import { cachedNameProblem } from './name-check.js';
 
 // The coordinator. A call's way through the files of this folder:
 //   call-state.ts          its key and fingerprint, checked before any store is asked
@@ -257,7 +258,7 @@ export class Guard {
 function checkRunArguments(call: GuardedCall, body: unknown): void {
   if (typeof body !== 'function') throw new TypeError('guard.run needs a body function');
   if (call === null || typeof call !== 'object') throw new TypeError('guard.run needs a call object');
-  const toolProblem = nameProblem(call.tool);
+  const toolProblem = cachedNameProblem(call.tool);
   if (toolProblem !== undefined) {
     // Checked before anything else: a name no store can take must never reach a store.
     throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);

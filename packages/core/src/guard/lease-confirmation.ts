@@ -8,6 +8,15 @@ import type { GuardRuntime } from './guard-runtime.js';
 const LATE_REPLY_ROUNDS = 3;
 
 /**
+ * Rule G2's common case: this worker's view of the lease, counted from when the claim was SENT,
+ * is still live, so the body may be entered without a renewal ({@link confirmLease} is then not
+ * needed; it would answer `sentAtMs`).
+ */
+export function leaseViewLive(state: CallState, sentAtMs: number): boolean {
+  return performance.now() < sentAtMs + state.policy.leaseMs;
+}
+
+/**
  * Rule G2: the body is entered only while this worker's view of its lease is live, counted
  * from when the claim was SENT. A reply that arrives after that view lapsed is checked with a
  * renewal first. Returns when the lease view starts (monotonic ms), or SUPERSEDED when the

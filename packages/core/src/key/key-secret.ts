@@ -1,5 +1,6 @@
 // Key secrets (docs/key-spec.md section 6): what a usable one is, its bytes copied before use,
 // and the digest of the canonical text, SHA-256 or HMAC-SHA-256 under the secret.
+import * as cryptoModule from 'node:crypto';
 import { createHash, createHmac } from 'node:crypto';
 import { isUint8Array } from 'node:util/types';
 import { PolicyError } from '../errors/policy-error.js';
@@ -26,8 +27,19 @@ export function keySecretProblem(secret: unknown): string | undefined {
   }
 }
 
+/**
+ * `crypto.hash` (Node >= 20.12 / 21.7): a one-shot SHA-256 with no Hash object, about half the
+ * cost of `createHash` for a key-sized text. Undefined on older Node 20, where `createHash` is used.
+ */
+const oneShotHash = (cryptoModule as { hash?: (algorithm: string, data: string, encoding: 'hex') => string })
+  .hash;
+
 export function digest(text: string, secret: Buffer | undefined): string {
-  if (secret === undefined) return createHash('sha256').update(text, 'utf8').digest('hex');
+  if (secret === undefined) {
+    // The same bytes either way: the text as UTF-8.
+    if (oneShotHash !== undefined) return oneShotHash('sha256', text, 'hex');
+    return createHash('sha256').update(text, 'utf8').digest('hex');
+  }
   return createHmac('sha256', secret).update(text, 'utf8').digest('hex');
 }
 
