@@ -3,6 +3,11 @@
 export { jsonOutcomeCodec, type OutcomeCodec } from './codec/outcome-codec.js';
 export { CanonicalizationError } from './errors/canonicalization-error.js';
 export { ExecutionAbandonedError } from './errors/execution-abandoned-error.js';
+export {
+  findStopError,
+  type StopSearchChild,
+  type StopSearchOptions,
+} from './errors/find-stop-error.js';
 export { IdempotencyConflictError } from './errors/idempotency-conflict-error.js';
 export { IndeterminateOutcomeError } from './errors/indeterminate-outcome-error.js';
 export { KeyDerivationError } from './errors/key-derivation-error.js';
@@ -11,6 +16,7 @@ export { OutcomeEncodingError } from './errors/outcome-encoding-error.js';
 export { OutcomePendingError } from './errors/outcome-pending-error.js';
 export { PolicyError } from './errors/policy-error.js';
 export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-error.js';
+export { type CallStopError, isCallStopError, stopReport } from './errors/stop-errors.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
 export { StoreUnavailableError } from './errors/store-unavailable-error.js';

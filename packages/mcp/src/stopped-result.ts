@@ -1,4 +1,4 @@
-import { ExecutionAbandonedError, IndeterminateOutcomeError } from '@toolfence/core';
+import { ExecutionAbandonedError, IndeterminateOutcomeError, isCallStopError } from '@toolfence/core';
 
 /** The `_meta` field name under which a client sends its idempotency key (the name SEP-3182 proposes). */
 export const DEFAULT_IDEMPOTENCY_KEY_META = 'idempotencyKey';
@@ -109,5 +109,5 @@ export function stoppingErrorOf(body: StoppedCallBody, serverName: string | unde
 
 /** True for the errors after which the run must not go on. */
 export function isStoppingError(error: unknown): error is StoppingError {
-  return IndeterminateOutcomeError.isInstance(error) || ExecutionAbandonedError.isInstance(error);
+  return isCallStopError(error);
 }

@@ -1,21 +1,17 @@
 import type { Tool } from '@openai/agents-core';
-import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
-import { fenceTool, type OnIndeterminate, type RunContextValue } from './fence-tool.js';
+import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { type FenceToolOptions, fenceTool } from './fence-tool.js';
 
 /** A policy per tool name. */
 export type PolicyTable = Readonly<Record<string, IdempotencyPolicy>>;
 
-/** Options of {@link fenceTools}. */
-export interface FenceToolsOptions {
-  readonly guard: Guard;
+/**
+ * Options of {@link fenceTools}: those of {@link FenceToolOptions} (`guard`, `tenant`, `runId`,
+ * `onIndeterminate`), for every fenced tool, with a policy per tool name in place of `policy`.
+ */
+export interface FenceToolsOptions extends Omit<FenceToolOptions, 'policy'> {
   /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
   readonly policies: PolicyTable;
-  /** As in {@link FenceToolOptions.tenant}, for every fenced tool. */
-  readonly tenant?: RunContextValue | undefined;
-  /** As in {@link FenceToolOptions.runId}: required when a policy is `'run'`-scoped. */
-  readonly runId?: RunContextValue | undefined;
-  /** As in {@link FenceToolOptions.onIndeterminate}, for every fenced tool. */
-  readonly onIndeterminate?: OnIndeterminate | undefined;
 }
 
 /** The policy of a tool name: an own property of the table, never one inherited (`toString`). */

@@ -1,8 +1,9 @@
 import {
-  ExecutionAbandonedError,
-  IndeterminateOutcomeError,
-  StepStoppedError,
-  type StoppedToolCall,
+  type ExecutionAbandonedError,
+  findStopError,
+  type IndeterminateOutcomeError,
+  type StepStoppedError,
+  type StopSearchChild,
 } from '@toolfence/core';
 
 /** What stopped a run: one call's stop, or every stop of a step. */
@@ -27,59 +28,28 @@ export type StopError = IndeterminateOutcomeError | ExecutionAbandonedError | St
  * ```
  */
 export function stopErrorOf(value: unknown): StopError | undefined {
-  const found: StoppedToolCall[] = [];
-  const step = collectStops(value, undefined, found, new Set(), 0);
-  if (step !== undefined) return step;
-  if (found.length === 0) return undefined;
-  if (found.length === 1) return found[0]?.error;
-  return new StepStoppedError(found);
+  return findStopError(value, { childrenOf: aiSdkChildren });
 }
 
-const MAX_DEPTH = 16;
-
-/** Walk `value`; returns a StepStoppedError as soon as one is met, else fills `found`. */
-function collectStops(
-  value: unknown,
-  callId: string | undefined,
-  found: StoppedToolCall[],
-  seen: Set<object>,
-  depth: number,
-): StepStoppedError | undefined {
-  if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return undefined;
-  if (StepStoppedError.isInstance(value)) return value;
-  if (IndeterminateOutcomeError.isInstance(value) || ExecutionAbandonedError.isInstance(value)) {
-    const known = found.findIndex((call) => call.error === value);
-    if (known === -1) found.push({ key: value.key, tool: value.tool, callId, error: value });
-    else if (found[known]?.callId === undefined && callId !== undefined) {
-      found[known] = { ...(found[known] as StoppedToolCall), callId };
-    }
-    return undefined;
-  }
-  if (seen.has(value)) return undefined;
-  seen.add(value);
+/** Where the AI SDK keeps stops, besides arrays, `errors` and `cause` (core's `findStopError`). */
+function aiSdkChildren(value: object): StopSearchChild[] {
   const record = value as {
     type?: unknown;
     error?: unknown;
     toolCallId?: unknown;
-    errors?: unknown;
-    cause?: unknown;
     steps?: unknown;
     content?: unknown;
   };
-  const children: Array<[unknown, string | undefined]> = [];
-  if (Array.isArray(value)) for (const item of value) children.push([item, undefined]);
+  const children: StopSearchChild[] = [];
   // A tool-error part (result content, a step's content, a fullStream part).
   if (record.type === 'tool-error' || record.type === 'error') {
-    children.push([record.error, typeof record.toolCallId === 'string' ? record.toolCallId : undefined]);
+    children.push({
+      value: record.error,
+      callId: typeof record.toolCallId === 'string' ? record.toolCallId : undefined,
+    });
   }
   // A generateText result or a step: the steps first, so stops come in step and call order.
-  if (Array.isArray(record.steps)) children.push([record.steps, undefined]);
-  if (Array.isArray(record.content)) children.push([record.content, undefined]);
-  if (Array.isArray(record.errors)) children.push([record.errors, undefined]);
-  if ('cause' in record) children.push([record.cause, undefined]);
-  for (const [child, childCallId] of children) {
-    const step = collectStops(child, childCallId, found, seen, depth + 1);
-    if (step !== undefined) return step;
-  }
-  return undefined;
+  if (Array.isArray(record.steps)) children.push({ value: record.steps });
+  if (Array.isArray(record.content)) children.push({ value: record.content });
+  return children;
 }

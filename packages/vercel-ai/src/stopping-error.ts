@@ -1,11 +1,15 @@
 // The errors after which a run must not go on: the guard's IndeterminateOutcomeError and
-// ExecutionAbandonedError.
-import { ExecutionAbandonedError, IndeterminateOutcomeError } from '@toolfence/core';
+// ExecutionAbandonedError (core's isCallStopError).
+import {
+  type ExecutionAbandonedError,
+  type IndeterminateOutcomeError,
+  isCallStopError,
+} from '@toolfence/core';
 
 /** The error after which no further step of the run may go on. */
 export type StoppingError = IndeterminateOutcomeError | ExecutionAbandonedError;
 
 /** True for the errors after which the run must not go on. */
 export function isStoppingError(error: unknown): error is StoppingError {
-  return IndeterminateOutcomeError.isInstance(error) || ExecutionAbandonedError.isInstance(error);
+  return isCallStopError(error);
 }

@@ -19,7 +19,8 @@
  * runs in seconds.
  */
 import { afterAll, describe, it } from 'vitest';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
+import type { StoreConformanceCase, StoreConformanceOptions, StoreFactory } from './cases/index.js';
+import { registerSuite } from './register-suite.js';
 
 // The cases and their shapes (the same exports from both entry points).
 export * from './cases/index.js';
@@ -35,11 +36,7 @@ export function describeStoreConformance(
   createStore: StoreFactory,
   options: StoreConformanceOptions = {},
 ): void {
-  describe(`${name} conforms to the idempotency store contract`, () => {
-    const suite = storeConformanceSuite(createStore, options);
-    afterAll(() => suite.close());
-    for (const conformanceCase of suite.cases) {
-      it(conformanceCase.name, () => conformanceCase.run(), conformanceCase.timeoutMs);
-    }
-  });
+  const test = (conformanceCase: StoreConformanceCase) =>
+    it(conformanceCase.name, () => conformanceCase.run(), conformanceCase.timeoutMs);
+  registerSuite({ describe, after: afterAll, test }, name, createStore, options);
 }

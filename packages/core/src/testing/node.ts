@@ -12,7 +12,8 @@
  * The contract the cases check: `docs/store-contract.md` in this package.
  */
 import { after, describe, it } from 'node:test';
-import { type StoreConformanceOptions, type StoreFactory, storeConformanceSuite } from './cases/index.js';
+import type { StoreConformanceCase, StoreConformanceOptions, StoreFactory } from './cases/index.js';
+import { registerSuite } from './register-suite.js';
 
 // The cases and their shapes (the same exports from both entry points).
 export * from './cases/index.js';
@@ -26,11 +27,7 @@ export function registerStoreConformance(
   createStore: StoreFactory,
   options: StoreConformanceOptions = {},
 ): void {
-  describe(`${name} conforms to the idempotency store contract`, () => {
-    const suite = storeConformanceSuite(createStore, options);
-    after(() => suite.close());
-    for (const conformanceCase of suite.cases) {
-      it(conformanceCase.name, { timeout: conformanceCase.timeoutMs }, () => conformanceCase.run());
-    }
-  });
+  const test = (conformanceCase: StoreConformanceCase) =>
+    it(conformanceCase.name, { timeout: conformanceCase.timeoutMs }, () => conformanceCase.run());
+  registerSuite({ describe, after, test }, name, createStore, options);
 }
