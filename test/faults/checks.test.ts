@@ -396,6 +396,74 @@ describe('checkHistory', () => {
       expect(released.detail.duplicatesPerLife).toBe(0);
     });
 
+    it('judges the record and the superseded fences per life of the key: a release starts it at fence 1 again', () => {
+      // y1@1 and y2@2 ran, the fence-3 claim was released before its body (RULES G2), y3 ran at
+      // fence 1 in the key's new life and is the record. Without the release that record is a
+      // superseded fence's result recorded: both checks must still say so.
+      const history = clean();
+      const run = (fence: number, execId: string, delivery: number, sentMs: number) =>
+        execution(I, IDEMPOTENT_TOOL, fence, execId, 100, { delivery, sentMs });
+      const ledger = [
+        execution(E, EFFECTFUL_TOOL, 1, 'x1'),
+        run(1, 'y1', 1, 100),
+        run(2, 'y2', 2, 200),
+        run(1, 'y3', 3, 2000),
+      ];
+      const base = {
+        ...history,
+        ledger,
+        records: new Map([...history.records, [I, record(I, 'completed', 1, 'y3')]]),
+        calls: history.calls.slice(0, 2),
+        events: [
+          event('tool.completed', E, 1, true),
+          event('tool.stale_result', I, 1, undefined, 1),
+          event('tool.stale_result', I, 2, undefined, 2),
+          { ...event('tool.completed', I, 1, true, 3), timeMs: 2100 },
+        ],
+        bodyEnds: new Map([...history.bodyEnds, ['y3', true]]),
+      };
+      const released = checkHistory({ ...base, releases: [{ key: I, startMs: 1000, endMs: 1001 }] });
+      expect(released.violations).toEqual([]);
+      expect(released.detail.wrongRecords).toBe(0);
+      expect(released.detail.supersededRecorded).toBe(0);
+      const unreleased = checkHistory(base);
+      expect(unreleased.detail.wrongRecords).toBe(1);
+      expect(unreleased.detail.supersededRecorded).toBe(1);
+      expect(unreleased.detail.repeatedFences).toBe(1);
+      // Another key's release excuses nothing.
+      const other = checkHistory({ ...base, releases: [{ key: E, startMs: 1000, endMs: 1001 }] });
+      expect(other.detail.wrongRecords).toBe(1);
+      expect(other.detail.supersededRecorded).toBe(1);
+    });
+
+    it('accepts a value answered unrecorded only from the call that said so, with its own execution', () => {
+      // Delivery 7 ran y2@fence2, lost its lease to fence 3 (which recorded y3), and could not
+      // ask the store again: the guard answered y2 and said `recorded: false` (RULES G1).
+      const history = clean();
+      const ledger = [
+        ...history.ledger.filter((entry) => entry.key !== I),
+        execution(I, IDEMPOTENT_TOOL, 2, 'y2', 100, { delivery: 7, sentMs: 10 }),
+        execution(I, IDEMPOTENT_TOOL, 3, 'y3', 100, { delivery: 8, sentMs: 20 }),
+      ];
+      const answer: Answer = { ...value('completed', 'y2', 2), id: 7 };
+      const base = {
+        ...history,
+        ledger,
+        records: new Map([...history.records, [I, record(I, 'completed', 3, 'y3')]]),
+        calls: [history.calls[0] as (typeof history.calls)[number], { id: 'c7', key: I, answers: [answer] }],
+        bodyEnds: new Map([...history.bodyEnds, ['y3', true]]),
+      };
+      const events = [event('tool.completed', E, 1, true), event('tool.stale_result', I, 2, undefined, 7)];
+      const said = checkHistory({ ...base, events: [...events, event('tool.completed', I, 1, false, 7)] });
+      expect(said.detail.misanswered).toBe(0);
+      expect(said.detail.unrecordedAnswers).toBe(1);
+      const silent = checkHistory({ ...base, events });
+      expect(silent.detail.misanswered).toBe(1);
+      // Another call's unrecorded value at the same fence excuses nothing.
+      const other = checkHistory({ ...base, events: [...events, event('tool.completed', I, 2, false, 9)] });
+      expect(other.detail.misanswered).toBe(1);
+    });
+
     it('accepts an indeterminate answer whose own fence is still in progress (the mark did not land)', () => {
       const history = clean();
       const answer: Answer = { t: 'answer', id: 5, kind: 'indeterminate', fence: 1, ranHere: [] };

@@ -243,6 +243,34 @@ export function checkHistory(history: History): HistoryChecks {
   const livesOfEntry = (entry: LedgerEntry): Lives =>
     livesOfExecution.get(entry.execId) ?? { low: 0, high: lastLife };
 
+  // ---- lives of a key: the store's lives, cut further where the key's record was released ----
+  // A release the store answered `released` deleted the record, so the key's next claim starts
+  // again at fence 1 (RULES G1, G2): what ran before it and what runs after are two lives of the
+  // key, as two lives of the store are. Key life j runs from break j-1 to break j.
+  const releasesByKey = new Map<string, RecordLoss[]>();
+  for (const release of history.releases ?? []) {
+    const list = releasesByKey.get(release.key) ?? [];
+    list.push({ startMs: release.startMs, endMs: release.endMs, records: new Map() });
+    releasesByKey.set(release.key, list);
+  }
+  const breaksByKey = new Map<string, RecordLoss[]>();
+  const breaksOf = (key: string): RecordLoss[] => {
+    let breaks = breaksByKey.get(key);
+    if (breaks === undefined) {
+      breaks = [...losses, ...(releasesByKey.get(key) ?? [])].sort((a, b) => a.startMs - b.startMs);
+      breaksByKey.set(key, breaks);
+    }
+    return breaks;
+  };
+  const keyLivesOf = (entry: LedgerEntry): Lives =>
+    livesOf(breaksOf(entry.key), entry.claimSentMs ?? 0, entry.claimRepliedMs ?? 0);
+  /** The key life whose records store life `life` ended with (its snapshot, or the final records). */
+  const lastKeyLife = (key: string, life: number): number => {
+    const breaks = breaksOf(key);
+    const loss = losses[life];
+    return life < lastLife && loss !== undefined ? breaks.indexOf(loss) : breaks.length;
+  };
+
   // ---- check (a): one guard.run call, whatever its retries inside the guard ----
   let duplicatesInOneCall = 0;
   let callsRepeated = 0;
@@ -269,12 +297,6 @@ export function checkHistory(history: History): HistoryChecks {
   }
 
   // ---- check (b): executions per key per life of the store ----
-  const releasesByKey = new Map<string, RecordLoss[]>();
-  for (const release of history.releases ?? []) {
-    const list = releasesByKey.get(release.key) ?? [];
-    list.push({ startMs: release.startMs, endMs: release.endMs, records: new Map() });
-    releasesByKey.set(release.key, list);
-  }
   let duplicatesPerLife = 0;
   let effectfulKeysOverrun = 0;
   let idempotentKeysOverrun = 0;
@@ -313,11 +335,10 @@ export function checkHistory(history: History): HistoryChecks {
     } else if (tool === IDEMPOTENT_TOOL) {
       // Per life of the key (losses and its own releases): one execution per fence, fences
       // 1..maxAttempts (so at most maxAttempts).
-      const keyLosses = [...losses, ...(releasesByKey.get(key) ?? [])].sort((a, b) => a.startMs - b.startMs);
       const byFence = new Map<number, Lives[]>();
       for (const entry of entries) {
         const list = byFence.get(entry.fence) ?? [];
-        list.push(livesOf(keyLosses, entry.claimSentMs ?? 0, entry.claimRepliedMs ?? 0));
+        list.push(keyLivesOf(entry));
         byFence.set(entry.fence, list);
       }
       let repeated = 0;
@@ -372,10 +393,16 @@ export function checkHistory(history: History): HistoryChecks {
       if (event.recorded !== false) recordedTimes.set(id, [...(recordedTimes.get(id) ?? []), event.timeMs]);
     }
   }
-  const unrecordedFences = new Set(
+  /**
+   * Deliveries whose guard said it answered a value it could not record (`tool.completed` with
+   * `recorded: false`). By the call, not by `key#fence`: the event's fence is that of the claim
+   * the guard tried to record under, which after a lost record or a takeover (RULES G1) is not
+   * the fence of the execution whose value was answered.
+   */
+  const unrecordedDeliveries = new Set(
     history.events
       .filter((event) => event.type === 'tool.completed' && event.recorded === false)
-      .map((event) => `${event.key}#${event.fence}`),
+      .map((event) => event.delivery),
   );
 
   // ---- the recorded result of each key, in each life ----
@@ -383,11 +410,14 @@ export function checkHistory(history: History): HistoryChecks {
   let reRecordedOutcomes = 0;
   let unsettledKeys = 0;
   let indeterminateUnexecuted = 0;
-  /** `key#life` → the highest fence seen in that life (record, or an execution certainly in it). */
+  /**
+   * `key#life` → the highest fence seen in that life of the key (record, or an execution
+   * certainly in it). Lives of the key, not of the store: a release starts the key at fence 1.
+   */
   const topFence = new Map<string, number>();
   const certainTop = new Map<string, number>();
   for (const entry of history.ledger) {
-    const lives = livesOfEntry(entry);
+    const lives = keyLivesOf(entry);
     if (lives.low !== lives.high) continue;
     const id = `${entry.key}#${lives.low}`;
     certainTop.set(id, Math.max(certainTop.get(id) ?? 0, entry.fence));
@@ -401,7 +431,9 @@ export function checkHistory(history: History): HistoryChecks {
   for (let life = 0; life <= lastLife; life++) {
     for (const key of keysByLife[life] ?? []) {
       const record = recordOf(key, life);
-      const maxCertain = certainTop.get(`${key}#${life}`) ?? 0;
+      // The records a store life ended with are those of the key's last life in it.
+      const keyLife = lastKeyLife(key, life);
+      const maxCertain = certainTop.get(`${key}#${keyLife}`) ?? 0;
       if (record === null) {
         // Only at the end: a snapshot may catch a key between a release and its next attempt.
         if (life === lastLife && maxCertain > 0) {
@@ -410,7 +442,7 @@ export function checkHistory(history: History): HistoryChecks {
         }
         continue;
       }
-      topFence.set(`${key}#${life}`, Math.max(maxCertain, record.fence));
+      topFence.set(`${key}#${keyLife}`, Math.max(maxCertain, record.fence));
       const executedHere = (byKey.get(key) ?? []).filter((entry) => {
         const lives = livesOfEntry(entry);
         return lives.low <= life && life <= lives.high;
@@ -422,17 +454,18 @@ export function checkHistory(history: History): HistoryChecks {
       if (record.state !== 'completed') continue;
       const value = decodeValue(record.outcome);
       const execution = value === undefined ? undefined : byExecId.get(value.execId);
-      const executionLives = execution === undefined ? undefined : livesOfEntry(execution);
+      const executionLives = execution === undefined ? undefined : keyLivesOf(execution);
       // A known outcome re-recorded under a newer claim (RULES G1: a superseded call whose own
       // body returned v and that then acquired the key, in a new life of the store or as a
-      // takeover, completes its new claim with v): the execution is of this life or an earlier
-      // one, under a lower fence (or any fence, in an earlier life), and its body returned.
+      // takeover, or after a release, completes its new claim with v): the execution is of this
+      // life of the key or an earlier one, under a lower fence (or any fence, in an earlier
+      // life), and its body returned.
       const reRecorded =
         execution !== undefined &&
         executionLives !== undefined &&
         execution.key === key &&
-        executionLives.low <= life &&
-        (executionLives.low < life || execution.fence < record.fence) &&
+        executionLives.low <= keyLife &&
+        (executionLives.low < keyLife || execution.fence < record.fence) &&
         history.bodyEnds.get(execution.execId) !== false &&
         record.fence >= maxCertain;
       if (reRecorded) reRecordedOutcomes += 1;
@@ -442,8 +475,8 @@ export function checkHistory(history: History): HistoryChecks {
         executionLives === undefined ||
         execution.key !== key ||
         execution.fence !== record.fence ||
-        executionLives.low > life ||
-        executionLives.high < life ||
+        executionLives.low > keyLife ||
+        executionLives.high < keyLife ||
         record.fence < maxCertain
       ) {
         wrongRecords += 1;
@@ -482,7 +515,7 @@ export function checkHistory(history: History): HistoryChecks {
           tool,
           recordOf(call.key, life),
           byExecId,
-          unrecordedFences,
+          unrecordedDeliveries,
         );
         if (fault === undefined) judged = 'ok';
         else if (fault === 'unrecorded') judged = 'unrecorded';
@@ -510,17 +543,19 @@ export function checkHistory(history: History): HistoryChecks {
   let supersededUnaccounted = 0;
   const superseded = new Set<string>();
   for (const entry of history.ledger) {
-    const lives = livesOfEntry(entry);
+    const lives = keyLivesOf(entry);
     if (lives.low !== lives.high) continue;
     const top = topFence.get(`${entry.key}#${lives.low}`) ?? entry.fence;
     if (entry.fence >= top) continue;
     supersededExecutions += 1;
     const id = entry.execId;
     superseded.add(id);
-    // Recorded in its own life: a stale result got in. After a loss (the store forgot the record
-    // the result was meant for) it is the call re-recording its own value in the new life (G1).
+    // Recorded in its own life: a stale result got in. After a loss or a release (the record
+    // the result was meant for is gone) it is the call re-recording its own value in the key's
+    // new life (G1).
     const inOwnLife = (recordedTimes.get(id) ?? []).filter(
-      (timeMs) => !losses.some((loss) => loss.startMs >= (entry.claimSentMs ?? 0) && loss.endMs <= timeMs),
+      (timeMs) =>
+        !breaksOf(entry.key).some((loss) => loss.startMs >= (entry.claimSentMs ?? 0) && loss.endMs <= timeMs),
     );
     if (inOwnLife.length > 0) {
       supersededRecorded += 1;
@@ -638,7 +673,7 @@ function judgeAnswer(
   tool: ToolName | undefined,
   record: IdempotencyRecord | null,
   byExecId: ReadonlyMap<string, LedgerEntry>,
-  unrecordedFences: ReadonlySet<string>,
+  unrecordedDeliveries: ReadonlySet<number>,
 ): string | 'unrecorded' | undefined {
   switch (answer.kind) {
     case 'completed':
@@ -650,7 +685,8 @@ function judgeAnswer(
       }
       const recorded = record?.state === 'completed' ? decodeValue(record.outcome) : undefined;
       if (recorded?.execId === value.execId) return undefined;
-      if (unrecordedFences.has(`${key}#${value.fence}`)) return 'unrecorded';
+      // Unrecorded: this very call said so, and the value is its own execution's.
+      if (unrecordedDeliveries.has(answer.id) && execution.delivery === answer.id) return 'unrecorded';
       return `${answer.kind} with ${value.execId}@fence${value.fence}, but the store recorded ${
         record === null ? 'nothing' : `${record.state} ${record.outcome ?? ''}@fence${record.fence}`
       }`;

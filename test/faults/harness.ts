@@ -26,12 +26,15 @@ import { killRedisServers, startRedisServer } from '../support/redis-server.js';
 import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
 import {
   checkHistory,
+  type History,
   type HistoryChecks,
   type KeyRelease,
   type RecordLoss,
   TERMINAL_ANSWERS,
   type TimedAnswer,
 } from './checks.js';
+import { postgresDeletionLogDdl, readPostgresDeletions } from './deletion-log.js';
+import { dumpHistory } from './history-dump.js';
 import { type Ledger, postgresLedger, postgresLedgerDdl, redisLedger } from './ledger.js';
 import {
   type Answer,
@@ -248,6 +251,11 @@ interface Backend {
   killConnections(name: string): Promise<number>;
   /** The store forgets every record: FLUSHALL / restart empty (Redis), TRUNCATE (PostgreSQL). */
   loseRecords(how: 'flush' | 'restart'): Promise<string>;
+  /**
+   * Every record the store deleted (a release that landed), as the store logged it, when the
+   * store can log them (PostgreSQL: a trigger). Absent: only the releases the workers saw answered.
+   */
+  readDeletions?(): Promise<KeyRelease[]>;
   cleanup(): Promise<void>;
 }
 
@@ -310,6 +318,7 @@ async function postgresBackend(runTag: string): Promise<Backend> {
   const store = new PostgresStore({ pool: admin, schema, autoCleanup: false });
   await store.ensureSchema();
   await admin.query(postgresLedgerDdl(schema));
+  await admin.query(postgresDeletionLogDdl(schema, store.tableName));
   const ledger = postgresLedger(databaseUrl, schema, `tf-faults-${runTag}-coordinator-ledger`);
   const target = new URL(databaseUrl);
   const proxy = await startStallingProxy(Number(target.port || 5432), target.hostname);
@@ -327,6 +336,9 @@ async function postgresBackend(runTag: string): Promise<Backend> {
       // Only the records table of this run's own schema; the ledger beside it stays.
       await admin.query(`BEGIN; SET LOCAL lock_timeout = '5s'; TRUNCATE ${store.tableName}; COMMIT`);
       return `TRUNCATE ${store.tableName}`;
+    },
+    async readDeletions() {
+      return readPostgresDeletions(admin, schema);
     },
     async killConnections(name) {
       // Two statements on purpose: in one, the planner may call pg_terminate_backend on rows
@@ -992,7 +1004,15 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       const read = await Promise.all(batch.map((key) => backend.store.get({ tenant, key })));
       for (const [position, key] of batch.entries()) records.set(key, read[position] ?? null);
     }
-    const checks = checkHistory({
+    // A release whose reply was lost (the store froze, the connection broke) may have landed all
+    // the same: the workers never hear of it. Where the store logs its deletions, the checks use
+    // that log, which holds every release that landed and only those.
+    const deletions = backend.readDeletions === undefined ? undefined : await backend.readDeletions();
+    if (deletions !== undefined)
+      log(
+        `releases: ${releases.length} answered released, ${deletions.length} deletions logged by the store`,
+      );
+    const history: History = {
       maxAttempts,
       keys: new Map([...planKeys.values()].map((planKey) => [planKey.key, planKey.tool])),
       calls: calls.map((call) => ({ id: call.id, key: call.planKey.key, answers: call.answers })),
@@ -1004,8 +1024,10 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       killedPids,
       hungDeliveries,
       losses,
-      releases,
-    });
+      releases: deletions ?? releases,
+    };
+    const checks = checkHistory(history);
+    dumpHistory(options.store, runTag, history, checks.violations.length > 0, log);
     const renewalsDelayed =
       renewalsDelayedByDead + liveWorkers().reduce((sum, worker) => sum + worker.renewalsDelayed, 0);
     return {

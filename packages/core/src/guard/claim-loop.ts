@@ -149,7 +149,7 @@ function waitBudget<T>(
   if (progress.ownResult !== undefined && policy.kind === Idempotency.EFFECTFUL) {
     // This call's effect happened and its value is known; whoever holds the key now is a
     // second execution that the lost record let in, and waiting for it adds nothing.
-    return ownAnswer<T>(progress);
+    return ownAnswer<T>(runtime, state, progress);
   }
   const waitedMs = performance.now() - state.waitStartedMs;
   const remainingMs = policy.waitTimeoutMs - waitedMs;
@@ -165,13 +165,14 @@ function waitBudget<T>(
   return remainingMs;
 }
 
-/** The value this call's own body returned, unrecorded. */
-function ownAnswer<T>(progress: CallProgress): Answer<T> {
-  return {
-    value: progress.ownResult?.value as T,
-    encoded: undefined,
-    ...(progress.lastAttempt ?? NO_ATTEMPT),
-  };
+/**
+ * The value this call's own body returned, unrecorded. Listeners hear it as every unrecorded
+ * answer: `tool.completed` with `recorded: false`, under the attempt that produced the value.
+ */
+function ownAnswer<T>(runtime: GuardRuntime, state: CallState, progress: CallProgress): Answer<T> {
+  const attempt = progress.lastAttempt ?? NO_ATTEMPT;
+  runtime.emit('tool.completed', state, attempt, { recorded: false });
+  return { value: progress.ownResult?.value as T, encoded: undefined, ...attempt };
 }
 
 /**
@@ -186,7 +187,7 @@ function answerWhenUnreachable<T>(
   error: unknown,
 ): never | Answer<T> {
   if (progress.executions === 0 || !StoreUnavailableError.isInstance(error)) throw error;
-  if (progress.ownResult !== undefined) return ownAnswer<T>(progress);
+  if (progress.ownResult !== undefined) return ownAnswer<T>(runtime, state, progress);
   if (state.policy.kind !== Idempotency.EFFECTFUL) throw error;
   const reason = describeError(error);
   const attempt = progress.lastAttempt ?? NO_ATTEMPT;

@@ -487,6 +487,42 @@ describe('Guard', () => {
     expect(types()).toContain('tool.fenced');
   });
 
+  it('a value answered unrecorded because the store could not be asked again is told as tool.completed recorded: false', async () => {
+    // A's lease is lost mid-body (its renewals hang), B takes over (fence 2) and still runs when
+    // A returns: A's complete is stale, and the store then cannot be reached for A's next claim.
+    // RULES G1: A answers its own value; listeners must hear that it is unrecorded.
+    const { store } = setup();
+    const events: GuardEvent[] = [];
+    const g = new Guard({ store, tenant: 'acme', onEvent: (event) => events.push(event) });
+    const policy = { kind: Idempotency.IDEMPOTENT, leaseMs: 200, heartbeatMs: 60 };
+    const realRenew = store.renew.bind(store);
+    const realClaim = store.claim.bind(store);
+    let freeze = false;
+    let unreachable = false;
+    store.renew = (ref, holder, leaseMs) =>
+      freeze ? new Promise(() => {}) : realRenew(ref, holder, leaseMs);
+    store.claim = (ref, options) =>
+      unreachable ? Promise.reject(new StoreUnavailableError('claim', 'frozen')) : realClaim(ref, options);
+    const a = g.run(call({ a: 1 }, policy), async () => {
+      freeze = true;
+      await sleep(500);
+      unreachable = true;
+      return 'A';
+    });
+    await sleep(300);
+    freeze = false;
+    const b = g.run(call({ a: 1 }, policy), async () => {
+      await sleep(600);
+      return 'B';
+    });
+    expect(await a).toBe('A');
+    unreachable = false;
+    expect(await b).toBe('B');
+    const ofA = events.filter((event) => event.fence === 1).map((event) => [event.type, event.recorded]);
+    expect(ofA).toContainEqual(['tool.stale_result', undefined]);
+    expect(ofA.at(-1)).toEqual(['tool.completed', false]);
+  });
+
   it('operator resolve settles an indeterminate record; inspect reads it', async () => {
     const { guard } = setup();
     const error = (await rejection(
