@@ -110,9 +110,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -129,19 +138,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -178,8 +195,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -212,7 +231,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -238,10 +257,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -443,9 +463,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -462,19 +491,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -511,8 +548,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -545,7 +584,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -571,10 +610,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -701,9 +741,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -720,19 +769,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -769,8 +826,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -803,7 +862,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -829,10 +888,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -952,9 +1012,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -971,19 +1040,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -1020,8 +1097,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -1054,7 +1133,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -1080,10 +1159,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -1206,9 +1286,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -1225,19 +1314,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -1274,8 +1371,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -1308,7 +1407,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -1334,10 +1433,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -1407,8 +1507,9 @@ for index, member in ipairs(candidates) do
     break
   end
   last = suffix
-  local record = readRecord(memberRecordKey(base, tag, member))
-  if not record or record.indexMember ~= member then
+  local recordKey = memberRecordKey(base, tag, member)
+  local record = readRecord(recordKey)
+  if not record or indexedMember(recordKey, record) ~= member then
     redis.call('ZREM', indexKey, member)
     redis.call('ZREM', expiryKey, member)
   else
@@ -1510,9 +1611,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -1529,19 +1639,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -1578,8 +1696,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -1612,7 +1732,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -1638,10 +1758,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -1771,9 +1892,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -1790,19 +1920,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -1839,8 +1977,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -1873,7 +2013,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -1899,10 +2039,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -2020,9 +2161,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -2039,19 +2189,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -2088,8 +2246,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -2122,7 +2282,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -2148,10 +2308,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -2263,9 +2424,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -2282,19 +2452,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -2331,8 +2509,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -2365,7 +2545,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -2391,10 +2571,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
@@ -2508,9 +2689,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -2527,19 +2717,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -2576,8 +2774,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -2610,7 +2810,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -2636,10 +2836,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 

@@ -76,8 +76,9 @@ for index, member in ipairs(candidates) do
     break
   end
   last = suffix
-  local record = readRecord(memberRecordKey(base, tag, member))
-  if not record or record.indexMember ~= member then
+  local recordKey = memberRecordKey(base, tag, member)
+  local record = readRecord(recordKey)
+  if not record or indexedMember(recordKey, record) ~= member then
     redis.call('ZREM', indexKey, member)
     redis.call('ZREM', expiryKey, member)
   else

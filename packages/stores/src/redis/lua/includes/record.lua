@@ -45,9 +45,18 @@ end
 -- [#20 listing] The names of a record's tenant indexes and its index member.
 local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
 
+local indexNamesOf = {}
 local function indexNames(key)
-  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
-  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
 end
 
 local function escapeKey(key)
@@ -64,19 +73,27 @@ local function indexMemberOf(key, state, updatedAtMs)
   return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
 end
 
--- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
 local function indexRecord(key, record)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
-  if record.indexMember ~= nil and record.indexMember ~= member then
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
   end
   if member ~= nil then
-    redis.call('ZADD', indexKey, 0, member)
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
     redis.call('ZADD', expiryKey, record.expiresAtMs, member)
   end
-  record.indexMember = member
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
 
 local function readRecord(key)
@@ -113,8 +130,10 @@ local function readRecord(key)
     claimedAtMs = claimedAtMs,
     updatedAtMs = updatedAtMs,
     resolution = resolution,
-    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
-    indexMember = indexMemberOf(key, state, updatedAtMs),
+    -- [#20 listing] the state and time the index entry was made for (its member is computed only
+    -- when it must move, so a read-only repeat pays nothing for the index)
+    indexedState = state,
+    indexedAtMs = updatedAtMs,
   }
 end
 
@@ -147,7 +166,7 @@ local function sweepIndex(key, now, count)
       redis.call('ZREM', expiryKey, member)
     elseif kind ~= 't|' then
       local current = readRecord(memberRecordKey(base, tag, member))
-      if current and current.indexMember == member and current.expiresAtMs > now then
+      if current and indexedMember(memberRecordKey(base, tag, member), current) == member and current.expiresAtMs > now then
         redis.call('ZADD', expiryKey, current.expiresAtMs, member)
       else
         redis.call('ZREM', indexKey, member)
@@ -173,10 +192,11 @@ end
 -- [#20 listing] Deletes a record with its index entries.
 local function deleteRecord(key, record)
   redis.call('DEL', key)
-  if record.indexMember ~= nil then
+  local member = indexedMember(key, record)
+  if member ~= nil then
     local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, record.indexMember)
-    redis.call('ZREM', expiryKey, record.indexMember)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
   end
 end
 
