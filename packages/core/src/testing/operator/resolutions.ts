@@ -14,6 +14,7 @@ import {
   listOf,
   type OperatorCaseContext,
   resolutionsOf,
+  sleep,
   truthOf,
 } from './support.js';
 
@@ -88,6 +89,18 @@ export function addResolutionCases(add: AddCase<OperatorCaseContext>): void {
       const marked = await c.store.get(ref);
       equal(marked?.claimedAtMs, claimedAtMs, 'claimedAtMs after settling');
       ok((marked?.updatedAtMs ?? 0) >= claimedAtMs, `updatedAtMs after settling ${show(marked)}`);
+      // A takeover is a new attempt: its ids replace the lost holder's (absent ones too).
+      const taken = c.ref();
+      await c.acquire(taken, { runId: 'run-old', description: 'old', leaseMs: c.leaseMs });
+      await sleep(c.expireMs);
+      const takeover = await c.store.claim(taken, c.options({ callId: 'call-new' }));
+      fields(takeover, { status: 'acquired', attempt: 2, takeover: true }, 'takeover');
+      const retaken = await c.store.get(taken);
+      equal(retaken?.callId, 'call-new', 'callId after a takeover');
+      ok(
+        !('runId' in (retaken as object)) && !('description' in (retaken as object)),
+        `old ids dropped: ${show(retaken)}`,
+      );
       const plain = c.ref();
       await c.acquire(plain);
       const bare = await c.store.get(plain);
