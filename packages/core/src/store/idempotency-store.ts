@@ -232,7 +232,7 @@ export interface ListOptions {
   readonly tool?: string;
   /** Only records that entered their state at least this many ms ago (store clock), `>= 0`. */
   readonly olderThanMs?: number;
-  /** By `updatedAtMs`, then key: `'oldest'` (default) or `'newest'` first. */
+  /** By `updatedAtMs`, then tenant, then key: `'oldest'` (default) or `'newest'` first. */
   readonly order?: 'oldest' | 'newest';
   /** Most records in one page, `1..MAX_LIST_LIMIT`. */
   readonly limit: number;
@@ -345,7 +345,7 @@ export interface IdempotencyStore {
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;
 
   /**
-   * Operator: a page of records by state, newest or oldest first, from an index the store keeps
+   * Operator: a page of records by state, oldest or newest first, from an index the store keeps
    * in the same atomic steps that change state (never a scan of the whole keyspace). Never
    * returns outcomes or arguments; never crosses tenants unless `allTenants` is set.
    * @throws StoreInputError (bad options or a cursor this store did not give; nothing read)

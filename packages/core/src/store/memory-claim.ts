@@ -91,6 +91,10 @@ function claimExpired(
   record.leaseExpiresAtMs = now + options.leaseMs;
   record.expiresAtMs = now + options.leaseMs + options.retentionMs;
   record.retentionMs = options.retentionMs;
+  // The new attempt's ids replace the old ones (absent ones included).
+  delete record.runId;
+  delete record.callId;
+  delete record.description;
   Object.assign(record, callInfo(options), { claimedAtMs: now, updatedAtMs: now });
   return {
     status: 'acquired',

@@ -4,7 +4,7 @@ import { StoreInputError } from '../../errors/store-input-error.js';
 import type { ListState, RecordRef } from '../../store/idempotency-store.js';
 import { MAX_DESCRIPTION_LENGTH, MAX_LIST_LIMIT, MAX_REASON_LENGTH } from '../../store/store-input.js';
 import { equal, fields, ok, rejects, same, show } from '../check.js';
-import { type CaseContext, type CaseDefinition, DAY_MS, defineCase, hex } from './case-context.js';
+import { type CaseContext, type CaseDefinition, DAY_MS, defineCase, hex, sleep } from './case-context.js';
 import { indeterminate, inListOrder, listAll, listOf, resolutionsOf, truthOf } from './operator-support.js';
 
 const ALL_STATES: ListState[] = ['indeterminate', 'abandoned', 'lease_expired', 'in_progress', 'completed'];
@@ -116,6 +116,18 @@ export const resolutionCases: readonly CaseDefinition[] = [
       const marked = await c.store.get(ref);
       equal(marked?.claimedAtMs, claimedAtMs, 'claimedAtMs after settling');
       ok((marked?.updatedAtMs ?? 0) >= claimedAtMs, `updatedAtMs after settling ${show(marked)}`);
+      // A takeover is a new attempt: its ids replace the lost holder's (absent ones too).
+      const taken = c.ref();
+      await c.acquire(taken, { runId: 'run-old', description: 'old', leaseMs: c.leaseMs });
+      await sleep(c.expireMs);
+      const takeover = await c.store.claim(taken, c.options({ callId: 'call-new' }));
+      fields(takeover, { status: 'acquired', attempt: 2, takeover: true }, 'takeover');
+      const retaken = await c.store.get(taken);
+      equal(retaken?.callId, 'call-new', 'callId after a takeover');
+      ok(
+        !('runId' in (retaken as object)) && !('description' in (retaken as object)),
+        `old ids dropped: ${show(retaken)}`,
+      );
       const plain = c.ref();
       await c.acquire(plain);
       const bare = await c.store.get(plain);
