@@ -161,8 +161,8 @@ describe('the packed tarballs in a fresh project', () => {
       ].join('\n'),
     );
     const loaded = run(process.execPath, [join(project, 'stores-load.mjs')], project);
-    expect(loaded).toContain('redis commands 7');
-    expect(loaded).toContain('sqlite migrations 1');
+    expect(loaded).toContain('redis commands 10');
+    expect(loaded).toContain('sqlite migrations 1,2');
     expect(loaded).toContain('sqlite claim acquired');
 
     // Issue 15: a user's own store, in this project, runs the conformance suite from the packed

@@ -14,12 +14,15 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
@@ -156,6 +159,12 @@ export class FaultyStore implements IdempotencyStore {
   }
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     return this.inner.resolve(ref, resolution, retentionMs);
+  }
+  list(options: ListOptions): Promise<ListPage> {
+    return this.inner.list(options);
+  }
+  resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    return this.inner.resolutions(ref);
   }
   forget(options: { readonly tenant: string }): Promise<number> {
     return this.inner.forget(options);

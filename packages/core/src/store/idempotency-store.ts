@@ -232,7 +232,7 @@ export interface ListOptions {
   readonly tool?: string;
   /** Only records that entered their state at least this many ms ago (store clock), `>= 0`. */
   readonly olderThanMs?: number;
-  /** By `updatedAtMs`, then key: `'oldest'` (default) or `'newest'` first. */
+  /** By `updatedAtMs`, then tenant, then key: `'oldest'` (default) or `'newest'` first. */
   readonly order?: 'oldest' | 'newest';
   /** Most records in one page, `1..MAX_LIST_LIMIT`. */
   readonly limit: number;
@@ -345,20 +345,20 @@ export interface IdempotencyStore {
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;
 
   /**
-   * Operator: a page of records by state, newest or oldest first, from an index the store keeps
+   * Operator: a page of records by state, oldest or newest first, from an index the store keeps
    * in the same atomic steps that change state (never a scan of the whole keyspace). Never
    * returns outcomes or arguments; never crosses tenants unless `allTenants` is set.
    * @throws StoreInputError (bad options or a cursor this store did not give; nothing read)
    * @throws StoreUnavailableError
    */
-  list?(options: ListOptions): Promise<ListPage>;
+  list(options: ListOptions): Promise<ListPage>;
 
   /**
    * Operator: the resolutions of a key, newest first (also of a record a `released` resolution
    * deleted), while their retention lasts.
    * @throws StoreUnavailableError
    */
-  resolutions?(ref: RecordRef): Promise<readonly ResolutionEntry[]>;
+  resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]>;
 
   /**
    * Erase every record of a tenant, with its index entries and resolutions. Returns how many

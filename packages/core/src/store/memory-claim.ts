@@ -2,7 +2,7 @@
 // settled or busy record, or an expired lease settled as unknown or taken over. The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from './idempotency-store.js';
-import { type MemoryRecords, type MutableRecord, recordId, snapshot } from './memory-records.js';
+import { callInfo, type MemoryRecords, type MutableRecord, recordId, snapshot } from './memory-records.js';
 
 // The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {
@@ -31,6 +31,9 @@ function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions,
     owner: options.owner,
     leaseExpiresAtMs: now + options.leaseMs,
     expiresAtMs: now + options.leaseMs + options.retentionMs,
+    ...callInfo(options),
+    claimedAtMs: now,
+    updatedAtMs: now,
     retentionMs: options.retentionMs,
   };
   records.set(recordId(ref), created);
@@ -70,6 +73,7 @@ function claimExpired(
     record.state = 'indeterminate';
     record.error = leaseExpiredError(record);
     record.expiresAtMs = now + options.retentionMs;
+    record.updatedAtMs = now;
     settled();
     return { status: 'indeterminate', record: snapshot(record) };
   }
@@ -77,6 +81,7 @@ function claimExpired(
     record.state = 'abandoned';
     record.error = attemptsLostError(record, options.maxAttempts);
     record.expiresAtMs = now + options.retentionMs;
+    record.updatedAtMs = now;
     settled();
     return { status: 'abandoned', record: snapshot(record) };
   }
@@ -86,6 +91,11 @@ function claimExpired(
   record.leaseExpiresAtMs = now + options.leaseMs;
   record.expiresAtMs = now + options.leaseMs + options.retentionMs;
   record.retentionMs = options.retentionMs;
+  // The new attempt's ids replace the old ones (absent ones included).
+  delete record.runId;
+  delete record.callId;
+  delete record.description;
+  Object.assign(record, callInfo(options), { claimedAtMs: now, updatedAtMs: now });
   return {
     status: 'acquired',
     fence: record.fence,

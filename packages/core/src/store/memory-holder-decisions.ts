@@ -40,6 +40,7 @@ export function decideComplete(
   record.outcome = outcome;
   delete record.error;
   record.expiresAtMs = now + retentionMs;
+  record.updatedAtMs = now;
   return { result: { status: 'completed' }, settled: true };
 }
 
@@ -75,5 +76,6 @@ export function decideMarkIndeterminate(
   record.state = 'indeterminate';
   record.error = { type: error.type, message: error.message };
   record.expiresAtMs = now + retentionMs;
+  record.updatedAtMs = now;
   return { result: { status: 'marked' }, settled: true };
 }

@@ -1,10 +1,12 @@
-// Operating on MemoryStore records not as their holder: resolve (the operator) and forget (a
-// tenant's records).
+// Operating on MemoryStore records not as their holder: resolve (the operator, journaled in the
+// same step) and forget (a tenant's records and resolutions).
 import type { RecordRef, Resolution, ResolveResult } from './idempotency-store.js';
-import { type MemoryRecords, recordId, snapshot } from './memory-records.js';
+import type { ResolutionJournal } from './memory-listing.js';
+import { type MemoryRecords, recordId, resolutionEntry, snapshot } from './memory-records.js';
 
 export function decideResolve(
   records: MemoryRecords,
+  journal: ResolutionJournal,
   ref: RecordRef,
   resolution: Resolution,
   retentionMs: number,
@@ -16,19 +18,31 @@ export function decideResolve(
   if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
     return { result: { status: 'not_resolvable', record: snapshot(record) }, settled: false };
   }
+  const entry = resolutionEntry(record, resolution, now);
   if ('outcome' in resolution) {
     record.state = 'completed';
     record.outcome = resolution.outcome;
     delete record.error;
     record.expiresAtMs = now + retentionMs;
+    record.updatedAtMs = now;
+    record.resolution = entry;
   } else {
     records.delete(id);
   }
+  journal.add(id, entry, now + retentionMs);
   return { result: { status: 'resolved' }, settled: true };
 }
 
-/** Erases every record of `tenant`; `settled` is called with each erased record's id. */
-export function forgetTenant(records: MemoryRecords, tenant: string, settled: (id: string) => void): number {
+/**
+ * Erases every record of `tenant` (with its index entries) and its resolutions; `settled` is
+ * called with each erased record's id.
+ */
+export function forgetTenant(
+  records: MemoryRecords,
+  journal: ResolutionJournal,
+  tenant: string,
+  settled: (id: string) => void,
+): number {
   let erased = 0;
   for (const [id, record] of records.entries()) {
     if (record.tenant === tenant) {
@@ -37,5 +51,6 @@ export function forgetTenant(records: MemoryRecords, tenant: string, settled: (i
       erased += 1;
     }
   }
+  journal.forget(tenant);
   return erased;
 }

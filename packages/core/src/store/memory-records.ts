@@ -1,6 +1,15 @@
 // The MemoryStore's record table: records by id, live only within retention (removed lazily on
-// access and by an incremental sweep on every write, so memory stays bounded).
-import type { Holder, IdempotencyRecord, RecordRef } from './idempotency-store.js';
+// access and by an incremental sweep on every write, so memory stays bounded), with the
+// per-tenant index `list` reads, kept in the same synchronous steps that add and delete records.
+import type {
+  ClaimOptions,
+  Holder,
+  IdempotencyRecord,
+  RecordRef,
+  Resolution,
+  ResolutionEntry,
+} from './idempotency-store.js';
+import { TenantIndex } from './memory-listing.js';
 
 /** A record as the MemoryStore keeps it. */
 export type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
@@ -26,8 +35,42 @@ export function snapshot(record: MutableRecord): IdempotencyRecord {
   return visible;
 }
 
+/** The snapshot of a record that may be absent. */
+export function snapshotOf(record: MutableRecord | undefined): IdempotencyRecord | undefined {
+  return record === undefined ? undefined : snapshot(record);
+}
+
+/** What a claim records for operators (absent fields stay absent). */
+export function callInfo(options: ClaimOptions): Pick<MutableRecord, 'runId' | 'callId' | 'description'> {
+  const info: Pick<MutableRecord, 'runId' | 'callId' | 'description'> = {};
+  if (options.runId !== undefined) info.runId = options.runId;
+  if (options.callId !== undefined) info.callId = options.callId;
+  if (options.description !== undefined) info.description = options.description;
+  return info;
+}
+
+/** The journal entry of an operator resolution of `record` (still in its unresolved state). */
+export function resolutionEntry(record: MutableRecord, resolution: Resolution, now: number): ResolutionEntry {
+  const entry: { -readonly [K in keyof ResolutionEntry]: ResolutionEntry[K] } = {
+    key: record.key,
+    tenant: record.tenant,
+    tool: record.tool,
+    action: 'outcome' in resolution ? 'completed' : 'released',
+    fromState: record.state as 'indeterminate' | 'abandoned',
+    fence: record.fence,
+    attempt: record.attempt,
+    atMs: now,
+  };
+  if (record.error !== undefined) entry.error = { ...record.error };
+  if (resolution.by !== undefined) entry.by = resolution.by;
+  if (resolution.reason !== undefined) entry.reason = resolution.reason;
+  return entry;
+}
+
 export class MemoryRecords {
   private readonly records = new Map<string, MutableRecord>();
+  /** Record ids per tenant, for `list`: changed only with `records`, in the same step. */
+  readonly index = new TenantIndex();
   private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
 
   /** Number of records held (live or not yet swept). */
@@ -37,10 +80,15 @@ export class MemoryRecords {
 
   set(id: string, record: MutableRecord): void {
     this.records.set(id, record);
+    this.index.add(record.tenant, id);
   }
 
+  /** Deletes a record and its index entry, in the same synchronous step. */
   delete(id: string): void {
+    const record = this.records.get(id);
+    if (record === undefined) return;
     this.records.delete(id);
+    this.index.remove(record.tenant, id);
   }
 
   entries(): IterableIterator<[string, MutableRecord]> {
@@ -52,7 +100,7 @@ export class MemoryRecords {
     const record = this.records.get(id);
     if (record === undefined) return undefined;
     if (record.expiresAtMs <= now) {
-      this.records.delete(id);
+      this.delete(id);
       return undefined;
     }
     return record;
@@ -67,7 +115,7 @@ export class MemoryRecords {
         return;
       }
       const [id, record] = next.value;
-      if (record.expiresAtMs <= now) this.records.delete(id);
+      if (record.expiresAtMs <= now) this.delete(id);
     }
   }
 }

@@ -6,12 +6,15 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
@@ -23,8 +26,9 @@ import {
   decideRelease,
   decideRenew,
 } from './memory-holder-decisions.js';
+import { listPage, ResolutionJournal } from './memory-listing.js';
 import { decideResolve, forgetTenant } from './memory-record-decisions.js';
-import { MemoryRecords, recordId, snapshot } from './memory-records.js';
+import { MemoryRecords, recordId, snapshot, snapshotOf } from './memory-records.js';
 import { MemoryWaiters } from './memory-waiters.js';
 import * as input from './store-input.js';
 
@@ -50,6 +54,7 @@ export interface MemoryStoreOptions {
 export class MemoryStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
   private readonly records = new MemoryRecords();
+  private readonly journal = new ResolutionJournal();
   private readonly waiters: MemoryWaiters;
   private readonly clock: Clock;
   private closed = false;
@@ -128,15 +133,31 @@ export class MemoryStore implements IdempotencyStore {
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     input.checkRecordRef(ref);
     input.checkResolution(resolution);
-    if ('outcome' in resolution) input.checkRetentionMs(retentionMs);
+    input.checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
-    return this.settle(ref, decideResolve(this.records, ref, resolution, retentionMs, this.clock.now()));
+    const now = this.clock.now();
+    return this.settle(ref, decideResolve(this.records, this.journal, ref, resolution, retentionMs, now));
+  }
+
+  async list(options: ListOptions): Promise<ListPage> {
+    input.checkListOptions(options);
+    this.assertOpen('list');
+    const now = this.clock.now();
+    const read = (id: string) => snapshotOf(this.records.live(id, now));
+    return listPage(this.records.index, read, options, now);
+  }
+
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    input.checkRecordRef(ref);
+    this.assertOpen('resolutions');
+    return this.journal.read(recordId(ref), this.clock.now());
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
     input.checkTenant(options?.tenant);
     this.assertOpen('forget');
-    return forgetTenant(this.records, options.tenant, (id) => this.waiters.notify(id, 'settled'));
+    const settled = (id: string) => this.waiters.notify(id, 'settled');
+    return forgetTenant(this.records, this.journal, options.tenant, settled);
   }
 
   async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {

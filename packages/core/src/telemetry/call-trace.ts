@@ -40,6 +40,7 @@ const BIT: Readonly<Record<GuardEventType, number>> = {
   'tool.abandoned': 128,
   'tool.fenced': 256,
   'tool.stale_result': 512,
+  'tool.resolved': 1024,
 };
 
 /** Outcomes decided by an event, most serious first: the first one the call saw is its outcome. */

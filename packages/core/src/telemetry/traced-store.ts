@@ -51,13 +51,19 @@ function timed<R>(operation: string, send: () => Promise<R>): Promise<R> {
 /** A store that times each round trip of a traced call and otherwise does exactly what `inner` does. */
 export class TracedStore implements IdempotencyStore {
   readonly specificationVersion: 'v1';
-  readonly list?: (options: ListOptions) => Promise<ListPage>;
-  readonly resolutions?: (ref: RecordRef) => Promise<readonly ResolutionEntry[]>;
+  /**
+   * The inner store's operator reads, never a guarded call's, passed straight through; absent
+   * when the inner store lacks them (a store written for an older contract), so the guard's
+   * operator methods still refuse such a store with StoreConfigurationError.
+   */
+  declare readonly list: (options: ListOptions) => Promise<ListPage>;
+  declare readonly resolutions: (ref: RecordRef) => Promise<readonly ResolutionEntry[]>;
 
   constructor(private readonly inner: IdempotencyStore) {
     this.specificationVersion = inner.specificationVersion;
-    if (typeof inner.list === 'function') this.list = (options) => inner.list!(options);
-    if (typeof inner.resolutions === 'function') this.resolutions = (ref) => inner.resolutions!(ref);
+    const self = this as { -readonly [K in 'list' | 'resolutions']?: TracedStore[K] };
+    if (typeof inner.list === 'function') self.list = (options) => inner.list(options);
+    if (typeof inner.resolutions === 'function') self.resolutions = (ref) => inner.resolutions(ref);
   }
 
   claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {

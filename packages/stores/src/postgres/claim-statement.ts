@@ -21,6 +21,9 @@ export function claimRow(
     options.mode,
     options.maxAttempts,
     options.checkFingerprint,
+    options.runId ?? null, // kept for operators
+    options.callId ?? null,
+    options.description ?? null,
   ]);
 }
 

@@ -5,17 +5,21 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
 } from '@toolfence/core';
 import {
+  checkListOptions,
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
@@ -28,6 +32,7 @@ import { claimResult, claimRow } from './claim-statement.js';
 import { ensureSchema } from './ensure-schema.js';
 import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-statements.js';
 import { type PostgresNames, postgresNames, validateIdentifier } from './identifiers.js';
+import { listRecords, readResolutions } from './operator-statements.js';
 import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
 import type { FailureSite } from './postgres-errors.js';
 import type { EnsureSchemaResult, PostgresQueryable, PostgresStoreOptions } from './postgres-options.js';
@@ -222,8 +227,20 @@ export class PostgresStore implements IdempotencyStore {
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     checkRecordRef(ref);
     checkResolution(resolution);
-    if ('outcome' in resolution) checkRetentionMs(retentionMs);
+    checkRetentionMs(retentionMs);
     return resolveRecord(this.runner, ref, resolution, retentionMs);
+  }
+
+  /** {@inheritDoc IdempotencyStore.list} */
+  async list(options: ListOptions): Promise<ListPage> {
+    checkListOptions(options);
+    return listRecords(this.runner, options);
+  }
+
+  /** {@inheritDoc IdempotencyStore.resolutions} */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    checkRecordRef(ref);
+    return readResolutions(this.runner, ref);
   }
 
   /**

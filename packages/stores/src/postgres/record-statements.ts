@@ -1,5 +1,6 @@
 // Reading and operating on records by key or tenant, not as their holder: get, resolve (the
-// operator), forget (a tenant's records) and cleanup (rows past retention).
+// operator; its resolution entry is journaled by the same statement), forget (a tenant's records
+// and resolutions) and cleanup (rows past retention).
 import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
@@ -24,9 +25,17 @@ export async function resolveRecord(
       stored.text,
       retentionMs,
       stored.bytes,
+      resolution.by ?? null, // the audit, kept in the resolution entry
+      resolution.reason ?? null,
     ]);
   } else {
-    row = await runner.queryOne('resolve', runner.sql.resolveReleased, [ref.tenant, ref.key]);
+    row = await runner.queryOne('resolve', runner.sql.resolveReleased, [
+      ref.tenant,
+      ref.key,
+      retentionMs,
+      resolution.by ?? null,
+      resolution.reason ?? null,
+    ]);
   }
   if (row === undefined) return { status: 'not_found' };
   return row.changed === true ? { status: 'resolved' } : { status: 'not_resolvable', record: toRecord(row) };

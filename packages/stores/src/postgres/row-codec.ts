@@ -1,6 +1,6 @@
-// Rows of the records table to and from the contract's shapes (columns as in sql/0001_init.sql
-// and sql/0003_outcome_bytes.sql).
-import type { IdempotencyRecord, RecordState } from '@toolfence/core';
+// Rows of the records table to and from the contract's shapes (columns as in sql/0001_init.sql,
+// sql/0003_outcome_bytes.sql and sql/0004_listing.sql).
+import type { IdempotencyRecord, RecordState, ResolutionEntry } from '@toolfence/core';
 
 /** A row as pg returns it. */
 export type Row = Record<string, unknown>;
@@ -42,5 +42,37 @@ export function toRecord(row: Row): IdempotencyRecord {
   if (row.error_type !== null && row.error_type !== undefined) {
     record.error = { type: String(row.error_type), message: String(row.error_message ?? '') };
   }
-  return record;
+  return { ...record, ...operatorFieldsOf(row) };
+}
+
+/** The operator fields of a record row that carries them (get, list); absent columns add nothing. */
+export function operatorFieldsOf(row: Row): Partial<IdempotencyRecord> {
+  const fields: { -readonly [K in keyof IdempotencyRecord]?: IdempotencyRecord[K] } = {};
+  if (typeof row.run_id === 'string') fields.runId = row.run_id;
+  if (typeof row.call_id === 'string') fields.callId = row.call_id;
+  if (typeof row.description === 'string') fields.description = row.description;
+  if (row.claimed_at_ms !== undefined && row.claimed_at_ms !== null)
+    fields.claimedAtMs = Number(row.claimed_at_ms);
+  if (row.updated_at_ms !== undefined && row.updated_at_ms !== null)
+    fields.updatedAtMs = Number(row.updated_at_ms);
+  if (row.resolution !== undefined && row.resolution !== null)
+    fields.resolution = resolutionOf(row.resolution);
+  return fields;
+}
+
+function resolutionOf(value: unknown): ResolutionEntry {
+  const entry = (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+  return {
+    key: String(entry.key),
+    tenant: String(entry.tenant),
+    tool: String(entry.tool),
+    action: entry.action as ResolutionEntry['action'],
+    fromState: entry.fromState as ResolutionEntry['fromState'],
+    fence: Number(entry.fence),
+    attempt: Number(entry.attempt),
+    ...(entry.error === undefined ? {} : { error: entry.error as ResolutionEntry['error'] }),
+    ...(entry.by === undefined ? {} : { by: String(entry.by) }),
+    ...(entry.reason === undefined ? {} : { reason: String(entry.reason) }),
+    atMs: Number(entry.atMs),
+  } as ResolutionEntry;
 }

@@ -31,6 +31,9 @@ const scriptFiles = {
   markIndeterminate: 'mark-indeterminate-1.lua',
   resolve: 'resolve-1.lua',
   get: 'get-1.lua',
+  list: 'list-2.lua',
+  resolutions: 'resolutions-1.lua',
+  forget: 'forget-2.lua',
 } as const;
 
 /** An operation that has a script. */

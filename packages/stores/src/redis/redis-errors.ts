@@ -20,7 +20,7 @@ const unavailableReplies = new Set([
   'UNBLOCKED',
 ]);
 
-/** Error replies from the store's own scripts refusing a value (lua/includes/record.lua). */
+/** Error replies from the store's own scripts refusing a value (lua/includes/01-record.lua). */
 const inputReplyPrefix = 'TOOLFENCE_INPUT';
 
 /** `RedisStore at host:port/db` (never credentials), for messages. */

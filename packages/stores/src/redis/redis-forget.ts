@@ -1,53 +1,33 @@
-// RedisStore.forget: a tenant's records erased by SCAN on every master and pipelined UNLINKs.
-import { StoreUnavailableError } from '@toolfence/core';
+// RedisStore.forget: a tenant's records, their index entries and resolution journals, erased
+// in batches by lua/forget-2.lua from the tenant's expiry index (no SCAN of the keyspace).
 import type { Cluster, Redis } from 'ioredis';
-import { toRedisStoreError } from './redis-errors.js';
-import { isCluster, type RedisExchange } from './redis-exchange.js';
+import { asReply, integer, UnexpectedReplyError } from './codes.js';
+import type { RedisExchange } from './redis-exchange.js';
+import type { ScriptCommand } from './script-commands.js';
 
-/** Keys asked for per SCAN step and erased per pipeline in `forget`. */
+/** Index entries erased per script call in `forget`. */
 const FORGET_BATCH = 500;
 
-async function masters(client: Redis | Cluster, exchange: RedisExchange): Promise<Redis[]> {
-  if (!isCluster(client)) return [client];
-  if (client.status !== 'ready') {
-    // Topology is known once the cluster is ready; a PING waits for that (bounded below).
-    await exchange.run('forget', client, () => client.ping());
-  }
-  const nodes = client.nodes('master');
-  if (nodes.length === 0) {
-    throw new StoreUnavailableError('forget', `${exchange.site}: the cluster client knows no master`);
-  }
-  return nodes;
-}
-
-/** Erases the keys of one node that match `pattern`; how many it erased. */
-async function forgetOnNode(node: Redis, pattern: string, exchange: RedisExchange): Promise<number> {
-  let erased = 0;
-  let cursor = '0';
-  do {
-    const [next, keys] = await exchange.run('forget', node, () =>
-      node.scan(cursor, 'MATCH', pattern, 'COUNT', FORGET_BATCH),
-    );
-    cursor = next;
-    if (keys.length === 0) continue;
-    const pipeline = node.pipeline();
-    for (const key of keys) pipeline.unlink(key);
-    const results = await exchange.run('forget', node, () => pipeline.exec());
-    for (const [error, count] of results ?? []) {
-      if (error) throw toRedisStoreError('forget', error, exchange.site);
-      erased += Number(count);
-    }
-  } while (cursor !== '0');
-  return erased;
-}
-
-/** See RedisStore.forget. */
+/**
+ * `forget` on Redis: the tenant's expiry index (`names.expiry`) names every record and journal of
+ * the tenant; erased in batches (one script each, on the tenant's slot) until none is left.
+ * @throws StoreUnavailableError
+ */
 export async function forgetTenant(
   client: Redis | Cluster,
   exchange: RedisExchange,
-  pattern: string,
+  command: ScriptCommand,
+  names: { readonly index: string; readonly expiry: string },
 ): Promise<number> {
   let erased = 0;
-  for (const node of await masters(client, exchange)) erased += await forgetOnNode(node, pattern, exchange);
-  return erased;
+  for (;;) {
+    const raw = await exchange.run('forget', client, () => command(names.index, names.expiry, FORGET_BATCH));
+    const { count, left } = exchange.decode('forget', () => {
+      const reply = asReply('forget', raw);
+      if (Number(reply[0]) !== 10 || reply.length !== 4) throw new UnexpectedReplyError('forget', raw);
+      return { count: integer('forget', reply, 2), left: integer('forget', reply, 3) };
+    });
+    erased += count;
+    if (left === 0) return erased;
+  }
 }

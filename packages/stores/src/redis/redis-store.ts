@@ -2,6 +2,7 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
+  checkListOptions,
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
@@ -10,12 +11,15 @@ import {
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListOptions,
+  type ListPage,
   type MarkIndeterminateResult,
   type RecordedError,
   type RecordRef,
   type ReleaseResult,
   type RenewResult,
   type Resolution,
+  type ResolutionEntry,
   type ResolveResult,
   StoreUnavailableError,
   type WaitOptions,
@@ -33,11 +37,13 @@ import {
   renewResult,
   resolveResult,
 } from './codes.js';
-import { type RecordNames, recordNames, tenantPattern } from './record-names.js';
+import { type RecordNames, recordNames, tenantNames } from './record-names.js';
 import { describeRedisAddress } from './redis-errors.js';
 import { RedisExchange } from './redis-exchange.js';
 import { forgetTenant } from './redis-forget.js';
+import { listRedis, type RedisListHost } from './redis-listing.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './redis-options.js';
+import { readResolutions } from './redis-resolutions.js';
 import { defineScriptCommands, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-subscriber.js';
 import { waitForSettle } from './settle-wait.js';
@@ -49,8 +55,9 @@ export type { RedisStoreOptions } from './redis-options.js';
  *
  * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
  *   one Lua script; deadlines come from the Redis server's clock (`TIME`), never the worker's.
- * - A record is one Redis string (MessagePack) under `<prefix>:r:{<tenant digest>:<key>}`; the
- *   hash tag keeps each script on one Cluster slot. Retention is the key's expiry (`PXAT`).
+ * - A record is one Redis string (MessagePack) under `<prefix>:v2:r:{<tenant digest>}:<key>`; the
+ *   hash tag (one per tenant) keeps each script, with the tenant's listing indexes, on one Cluster
+ *   slot. Retention is the key's expiry (`PXAT`).
  * - A claim answers with the record in the same round trip: a first call costs two round
  *   trips (claim, complete), a repeat or a takeover one.
  * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
@@ -106,7 +113,17 @@ export class RedisStore implements IdempotencyStore {
     this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
   }
 
-  /** Redis key and channel of a record (exposed for operators and tests). */
+  /** What `list` needs of this store. */
+  get #listHost(): RedisListHost {
+    return {
+      prefix: this.#prefix,
+      client: this.#client,
+      exchange: this.#exchange,
+      list: this.#commands.list,
+    };
+  }
+
+  /** Redis key, channel and resolution journal of a record (exposed for operators and tests). */
   namesOf(ref: RecordRef): RecordNames {
     return recordNames(this.#prefix, ref);
   }
@@ -126,6 +143,10 @@ export class RedisStore implements IdempotencyStore {
         options.maxAttempts,
         options.checkFingerprint ? '1' : '0',
         names.channel,
+        ref.tenant, // then what the record keeps for operators
+        options.runId ?? '',
+        options.callId ?? '',
+        options.description ?? '',
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply));
@@ -195,30 +216,51 @@ export class RedisStore implements IdempotencyStore {
     checkResolution(resolution);
     const released = 'released' in resolution && resolution.released === true;
     const outcome = released ? '' : (resolution as { outcome: string }).outcome;
-    if (!released) checkRetentionMs(retentionMs);
+    checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run('resolve', this.#client, () =>
       this.#commands.resolve(
         names.key,
         released ? 'released' : 'outcome',
         outcome,
-        released ? 1 : retentionMs,
+        retentionMs,
         names.channel,
+        resolution.by ?? '', // the audit, kept in the resolution entry
+        resolution.reason ?? '',
       ),
     );
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));
   }
 
   /**
-   * Erases every record of `tenant`: SCAN with the tenant's pattern on every master the client
-   * knows (`client.nodes('master')` for a Cluster), UNLINK in pipelined batches of single-key
-   * commands (each key is its own slot, so no batch can be CROSSSLOT). Not atomic: a record
-   * claimed while it runs may survive. Returns how many records were erased.
+   * A page of records by state from the tenant's listing index, kept by the same scripts that
+   * change state (docs/redis.md, "Listing"). Every tenant (`allTenants`) is found by SCAN over the
+   * tenants' index names: an operator's request, never a tool call's.
+   * @throws StoreInputError, StoreUnavailableError
+   */
+  async list(options: ListOptions): Promise<ListPage> {
+    checkListOptions(options);
+    return listRedis(this.#listHost, options);
+  }
+
+  /** The resolutions of a key, newest first. @throws StoreUnavailableError */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    checkRecordRef(ref);
+    const journal = this.namesOf(ref).journal;
+    return readResolutions(this.#client, this.#exchange, this.#commands.resolutions, ref, journal);
+  }
+
+  /**
+   * Erases every record of `tenant`, with its index entries and resolution journals: the
+   * tenant's expiry index names them all, erased in batches of one script each on the tenant's
+   * slot. Not atomic: a record claimed while it runs may survive. Returns how many records were
+   * erased.
    * @throws StoreUnavailableError
    */
   async forget(options: { readonly tenant: string }): Promise<number> {
     checkTenant(options?.tenant);
-    return forgetTenant(this.#client, this.#exchange, tenantPattern(this.#prefix, options.tenant));
+    const names = tenantNames(this.#prefix, options.tenant);
+    return forgetTenant(this.#client, this.#exchange, this.#commands.forget, names);
   }
 
   /**

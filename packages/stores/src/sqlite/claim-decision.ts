@@ -2,6 +2,7 @@
 // (packages/core/src/store/memory-store.ts): a new record, the holder asking again, a settled or
 // busy record, or an expired lease taken over or settled.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core';
+import { callInfo, takeoverInfo } from './operator-columns.js';
 import { type RecordRow, toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';
 
@@ -31,6 +32,9 @@ function claimNew(db: RecordsDatabase, ref: RecordRef, options: ClaimOptions, no
     leaseExpiresAtMs,
     leaseExpiresAtMs + options.retentionMs,
     options.retentionMs,
+    ...callInfo(options),
+    now,
+    now,
   ]);
   return { status: 'acquired', fence: 1, attempt: 1, leaseExpiresAtMs, takeover: false };
 }
@@ -73,6 +77,7 @@ function claimExpired(
       error_type: error.type,
       error_message: error.message,
       expires_at_ms: now + options.retentionMs,
+      updated_at_ms: now,
     };
     db.write(changed);
     return { result: { status: state, record: toRecord(changed) }, settled: true };
@@ -86,6 +91,7 @@ function claimExpired(
     lease_expires_at_ms: leaseExpiresAtMs,
     expires_at_ms: leaseExpiresAtMs + options.retentionMs,
     retention_ms: options.retentionMs,
+    ...takeoverInfo(options, now),
   });
   const result: ClaimResult = {
     status: 'acquired',

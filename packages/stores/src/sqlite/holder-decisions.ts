@@ -43,6 +43,7 @@ export function decideComplete(
     error_type: null,
     error_message: null,
     expires_at_ms: now + retentionMs,
+    updated_at_ms: now,
   });
   return { result: { status: 'completed' }, settled: true };
 }
@@ -81,6 +82,7 @@ export function decideMarkIndeterminate(
     error_type: error.type,
     error_message: error.message,
     expires_at_ms: now + retentionMs,
+    updated_at_ms: now,
   });
   return { result: { status: 'marked' }, settled: true };
 }

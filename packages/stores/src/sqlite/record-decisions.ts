@@ -1,7 +1,9 @@
-// Operating on records not as their holder, on SQLite: resolve (the operator), forget (a
-// tenant's records) and cleanup (rows past retention), each one transaction.
+// Operating on records not as their holder, on SQLite: resolve (the operator, journaled in the
+// same transaction), forget (a tenant's records and resolutions) and cleanup (rows past
+// retention), each one transaction.
 import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
-import { checkOutcome, StoreInputError } from '@toolfence/core';
+import { checkOutcome, checkResolutionAudit, StoreInputError } from '@toolfence/core';
+import { journalRow, resolutionEntryOf } from './operator-columns.js';
 import { toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';
 
@@ -12,6 +14,7 @@ export function checkResolution(resolution: Resolution): void {
   else if ((resolution as { released?: unknown }).released !== true) {
     throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
   }
+  checkResolutionAudit(resolution);
 }
 
 export function decideResolve(
@@ -26,6 +29,8 @@ export function decideResolve(
   if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
     return { result: { status: 'not_resolvable', record: toRecord(row) } };
   }
+  const entry = resolutionEntryOf(row, resolution, now);
+  db.run('insertResolution', journalRow(entry, now + retentionMs));
   if ('outcome' in resolution) {
     db.write({
       ...row,
@@ -34,6 +39,8 @@ export function decideResolve(
       error_type: null,
       error_message: null,
       expires_at_ms: now + retentionMs,
+      updated_at_ms: now,
+      resolution: JSON.stringify(entry),
     });
   } else {
     db.run('deleteRecord', [ref.tenant, ref.key]);
@@ -41,10 +48,11 @@ export function decideResolve(
   return { result: { status: 'resolved' }, settled: true };
 }
 
-/** Deletes every row of `tenant`; the answer counts the live ones. */
+/** Deletes every row of `tenant` and its resolutions; the answer counts the live rows. */
 export function decideForget(db: RecordsDatabase, tenant: string, now: number): Decided<number> {
   const live = (db.statement('countLiveOfTenant').get(tenant, now) as { live: number }).live;
   db.run('forget', [tenant]);
+  db.run('forgetResolutions', [tenant]);
   return { result: live };
 }
 

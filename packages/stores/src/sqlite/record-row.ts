@@ -1,7 +1,8 @@
-// Rows of the records table (sql/0001_init.sql) and the contract's records.
+// Rows of the records table (sql/0001_init.sql, sql/0002_listing.sql) and the contract's records.
 import type { Holder, IdempotencyRecord, RecordRef, RecordState } from '@toolfence/core';
+import { type OperatorColumns, operatorFieldsOf } from './operator-columns.js';
 
-export interface RecordRow {
+export interface RecordRow extends OperatorColumns {
   tenant: string;
   key: string;
   tool: string;
@@ -43,5 +44,5 @@ export function toRecord(row: RecordRow): IdempotencyRecord {
   };
   if (row.outcome !== null) record.outcome = row.outcome;
   if (row.error_type !== null) record.error = { type: row.error_type, message: row.error_message ?? '' };
-  return record;
+  return { ...record, ...operatorFieldsOf(row) };
 }

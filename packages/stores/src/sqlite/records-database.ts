@@ -213,6 +213,12 @@ export class RecordsDatabase {
       row.outcome,
       row.error_type,
       row.error_message,
+      row.run_id,
+      row.call_id,
+      row.description,
+      row.claimed_at_ms,
+      row.updated_at_ms,
+      row.resolution,
       row.tenant,
       row.key,
     ]);

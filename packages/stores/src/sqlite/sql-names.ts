@@ -1,4 +1,4 @@
-// The quoted names of one store's tables and index, and the SQL rendered with them.
+// The quoted names of one store's tables and indexes, and the SQL rendered with them.
 
 /** Quotes an identifier: wrapped in double quotes, inner quotes doubled. */
 export function quoteIdentifier(name: string): string {
@@ -19,5 +19,9 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     table: quoteIdentifier(table),
     migrations_table: quoteIdentifier(`${table}_migrations`),
     expires_index: quoteIdentifier(`${table}_expires_at_ms`),
+    resolutions_table: quoteIdentifier(`${table}_resolutions`),
+    list_tenant_index: quoteIdentifier(`${table}_list_tenant`),
+    list_all_index: quoteIdentifier(`${table}_list_all`),
+    resolutions_index: quoteIdentifier(`${table}_resolutions_key`),
   };
 }

@@ -5,21 +5,25 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
 } from '@toolfence/core';
-import { checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
+import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
 import { checkInput } from '../shared/operation-input.js';
 import { decideClaim } from './claim-decision.js';
 import { ensureSchema } from './ensure-schema.js';
 import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-decisions.js';
+import { listRecords, readResolutions } from './operator-reads.js';
 import { checkResolution, decideCleanup, decideForget, decideResolve } from './record-decisions.js';
 import { toRecord } from './record-row.js';
 import { type Connection, type Decided, RecordsDatabase } from './records-database.js';
@@ -142,6 +146,18 @@ export class SQLiteStore implements IdempotencyStore {
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
     return this.decide(ref, 'resolve', (now) => decideResolve(this.db, ref, resolution, retentionMs, now));
+  }
+
+  /** {@inheritDoc IdempotencyStore.list} */
+  async list(options: ListOptions): Promise<ListPage> {
+    checkListOptions(options);
+    return this.db.withLock('list', () => listRecords(this.db, options, this.db.now()));
+  }
+
+  /** {@inheritDoc IdempotencyStore.resolutions} */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    checkRecordRef(ref);
+    return this.db.withLock('resolutions', () => readResolutions(this.db, ref, this.db.now()));
   }
 
   /**

@@ -15,6 +15,7 @@
 import type { CaseDefinition, Stores } from './case-context.js';
 import { closeStores, openStores, runnableCase, type StoreProvider } from './case-runner.js';
 import { claimCases } from './claims.js';
+import { listingCases } from './listing.js';
 import type {
   StoreConformanceCase,
   StoreConformanceOptions,
@@ -26,6 +27,7 @@ import { claimRaceCases } from './races-claims.js';
 import { holderRaceCases } from './races-holder.js';
 import { recordRaceCases } from './races-records.js';
 import { recordCases } from './records.js';
+import { resolutionCases } from './resolutions.js';
 import { storeInputCases } from './store-input.js';
 import { storeRuleCases } from './store-rules.js';
 import { waitingCases } from './waiting.js';
@@ -47,6 +49,8 @@ function allCases(options: StoreConformanceOptions): readonly CaseDefinition[] {
     ...storeInputCases,
     ...storeRuleCases,
     ...outageCases(options),
+    ...listingCases,
+    ...resolutionCases,
   ];
 }
 

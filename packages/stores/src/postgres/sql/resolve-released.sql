@@ -1,6 +1,8 @@
 -- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
 -- the record is deleted so the call may run again.
--- $1 tenant, $2 key.
+-- $1 tenant, $2 key, $3 retention ms of the resolution entry, $4 by, $5 reason (NULL when absent).
+-- The resolution entry is kept in the journal (0004_listing.sql), in this same statement and
+-- on the same condition.
 -- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
 -- @include lock-current
 , change AS (
@@ -9,5 +11,16 @@
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state IN ('indeterminate', 'abandoned')
   RETURNING 1
+), journal AS (
+  INSERT INTO {{resolutions_table}} (
+    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
+    resolved_by, reason, resolved_at, expires_at
+  )
+  SELECT current.tenant, current.key, current.tool, 'released', current.state, current.fence,
+    current.attempt, current.error_type, current.error_message, $4::text, $5::text,
+    date_trunc('milliseconds', statement_timestamp()),
+    statement_timestamp() + $3::float8 * interval '1 millisecond'
+  FROM current
+  WHERE current.state IN ('indeterminate', 'abandoned')
 )
 -- @include row-before-change

@@ -14,6 +14,8 @@
     ARGV[7] maxAttempts (>= 1)
     ARGV[8] checkFingerprint: '1' or '0'
     ARGV[9] settle channel (published to when the claim settles an expired record)
+    ARGV[10] tenant, ARGV[11] runId, ARGV[12] callId, ARGV[13] description ('' when absent):
+             kept for operators
 
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
@@ -24,7 +26,8 @@
     { 5, nowMs|0, <record> }  abandoned (found so: 0, or marked so now: maxAttempts lost)
     { 6, 0, <record> }  conflict (another tool, or another fingerprint when checked)
   <record> = state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, tool, fingerprint,
-             outcome, errorType, errorMessage
+             outcome, errorType, errorMessage, then the operator fields (recordReply,
+             includes/01-record.lua)
   The clock (TIME, about a quarter of a repeat's cost) is read only where a decision needs it: a
   record found settled, or a conflict, is answered as found, with 0 for nowMs. A settled record
   needs no clock to be live: Redis expires it at its retention deadline.
@@ -39,6 +42,9 @@ local atLeastOnce = ARGV[6] == '1'
 local maxAttempts = tonumber(ARGV[7])
 local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
+local tenant = ARGV[10]
+local function given(value) if value == nil or value == '' then return nil end return value end
+local callInfo = { runId = given(ARGV[11]), callId = given(ARGV[12]), description = given(ARGV[13]) }
 
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
@@ -60,7 +66,14 @@ if not record then
     retentionMs = retentionMs,
     tool = tool,
     fingerprint = fingerprint,
+    runId = callInfo.runId, callId = callInfo.callId, description = callInfo.description,
+    claimedAtMs = now,
+    updatedAtMs = now,
   })
+  -- The tenant's name, for listings of every tenant; then a bounded index sweep.
+  local _, expiryKey = indexNames(key)
+  redis.call('ZADD', expiryKey, 'NX', 'inf', 't|' .. tenant)
+  sweepIndex(key, now, 4)
   return { 1, now, 1, 1, leaseExpiresAtMs, 0 }
 end
 
@@ -97,6 +110,8 @@ if atLeastOnce and record.attempt < maxAttempts then
   record.attempt = record.attempt + 1
   record.owner = owner
   record.retentionMs = retentionMs
+  record.runId, record.callId, record.description = callInfo.runId, callInfo.callId, callInfo.description
+  record.claimedAtMs, record.updatedAtMs = now, now
   extendLease(key, record, now + leaseMs)
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, 1 }
 end

@@ -1,6 +1,7 @@
 --[[
   Drops the claim of the current holder (a failed idempotent attempt, or an effectful one that
-  declared it had no effect): the record is deleted and the key is free again.
+  declared it had no effect): the record is deleted with its index entries and the key is free
+  again.
 
   Input:
     KEYS[1] record key
@@ -26,5 +27,5 @@ if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-deleteRecord(key, channel)
+deleteRecord(key, record, channel)
 return { 10, now }

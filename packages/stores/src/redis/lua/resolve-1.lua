@@ -1,6 +1,9 @@
 --[[
   Operator: settles an `indeterminate` or `abandoned` record, as completed with an outcome
-  (retention restarts) or as released (deleted).
+  (retention restarts) or as released (deleted, with its index entries). The resolution entry is
+  kept in the record (completed) and in the key's journal (both), in the same step.
+  An entry is packed as: action, fromState, fence, attempt, errorType|false, errorMessage|false,
+  by|false, reason|false, atMs, tool, expiresAtMs (resolutions-1.lua reads it back).
 
   Input:
     KEYS[1] record key
@@ -9,6 +12,7 @@
     ARGV[2] outcome (any bytes; ignored for 'released')
     ARGV[3] retentionMs (> 0)
     ARGV[4] settle channel
+    ARGV[5] by, ARGV[6] reason ('' when absent)
 
   Output:
     { 10, nowMs }  resolved
@@ -21,10 +25,10 @@ local resolution = ARGV[1]
 local outcome = ARGV[2]
 local retentionMs = tonumber(ARGV[3])
 local channel = ARGV[4]
+local by, reason = ARGV[5], ARGV[6]
 
-if resolution == 'outcome' then
-  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
-end
+-- Also for 'released': the journal keeps the entry for retentionMs.
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -36,10 +40,16 @@ if record.state ~= 'indeterminate' and record.state ~= 'abandoned' then
   return recordReply(14, now, record)
 end
 
+local entry = cmsgpack.pack(resolution == 'released' and 'released' or 'completed', record.state,
+  record.fence, record.attempt, record.errorType or false, record.errorMessage or false,
+  by ~= '' and by or false, reason ~= '' and reason or false, now, record.tool, now + retentionMs)
+journalResolution(key, entry, now + retentionMs)
+
 if resolution == 'released' then
-  deleteRecord(key, channel)
+  deleteRecord(key, record, channel)
   return { 10, now }
 end
 
+record.resolution = entry
 completeRecord(key, record, outcome, now, retentionMs, channel)
 return { 10, now }

@@ -4,10 +4,18 @@
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    resolve-1.lua)
   (absent values are MessagePack nil). The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
+
+  Every record of a tenant shares the tenant's hash tag, with the tenant's listing index
+  (`<base>:i:{tag}`, lex-ordered members `<state letter><15-digit updatedAtMs><key>`) and its
+  expiry index (`<base>:x:{tag}`, the same members scored by the record's retention deadline,
+  plus `t|<tenant>`). writeRecord and deleteRecord (02-holder-writes.lua) keep both in the same
+  script as the record; the names are derived from the record key, so they are in its slot.
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
@@ -35,13 +43,78 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local indexNamesOf = {}
+local function indexNames(key)
+  local names = indexNamesOf[key]
+  if names == nil then
+    -- The prefix holds no brace, so the first '{' opens the tenant's hash tag.
+    local open = string.find(key, ':r:{', 1, true)
+    local close = string.find(key, '}:', open + 4, true)
+    local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    indexNamesOf[key] = names
+  end
+  return names[1], names[2], names[3], names[4], names[5]
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- The index member a record was read with (nil for a new record).
+local function indexedMember(key, record)
+  if record.indexedAtMs == nil then return nil end
+  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
+-- the expiry index's deadline with the record's.
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local previous = indexedMember(key, record)
+  local indexKey, expiryKey = indexNames(key)
+  if previous ~= nil and previous ~= member then
+    redis.call('ZREM', indexKey, previous)
+    redis.call('ZREM', expiryKey, previous)
+  end
+  if member ~= nil then
+    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
+end
+
+-- Drops the record's index entries (both indexes): the record is being deleted.
+local function unindexRecord(key, record)
+  local member = indexedMember(key, record)
+  if member ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
+  end
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -54,6 +127,11 @@ local function readRecord(key)
     leaseExpiresAtMs = leaseExpiresAtMs, expiresAtMs = expiresAtMs, retentionMs = retentionMs,
     tool = tool, fingerprint = fingerprint,
     outcome = outcome, errorType = errorType, errorMessage = errorMessage,
+    runId = runId, callId = callId, description = description,
+    claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution,
+    -- The state and time the index entry was made for (its member is computed only when it must
+    -- move, so a read-only repeat pays nothing for the index).
+    indexedState = state, indexedAtMs = updatedAtMs,
   }
 end
 
@@ -63,19 +141,30 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record)
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
+-- Then runId, callId, description, claimedAtMs, updatedAtMs (each false when absent) and, for a
+-- record an operator resolved, the fields of its resolution entry (as resolve-1.lua packs them).
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`.

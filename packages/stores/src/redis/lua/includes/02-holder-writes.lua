@@ -1,5 +1,6 @@
 --[[
-  The holder check and the write-backs that several scripts share.
+  The holder check and the write-backs that several scripts share (each keeps the record's index
+  entry through writeRecord / unindexRecord, 01-record.lua).
 ]]
 
 -- The reply to an operation of the holder `fence`/`owner` when it does not hold the record, or nil
@@ -34,12 +35,13 @@ local function extendLease(key, record, leaseExpiresAtMs)
   writeRecord(key, record)
 end
 
--- Leaves `in_progress` for `state`: retention restarts at `now`, the record is written back and
--- the waiters are told.
+-- Leaves `in_progress` for `state`: retention restarts at `now` (also the record's updatedAtMs,
+-- which moves its index entry), the record is written back and the waiters are told.
 local function settleRecord(key, record, state, now, retentionMs, channel)
   record.state = state
   record.retentionMs = retentionMs
   record.expiresAtMs = now + retentionMs
+  record.updatedAtMs = now
   writeRecord(key, record)
   announceSettled(channel, state)
 end
@@ -52,8 +54,9 @@ local function completeRecord(key, record, outcome, now, retentionMs, channel)
   settleRecord(key, record, 'completed', now, retentionMs, channel)
 end
 
--- Deletes the record (the key is free again) and tells the waiters.
-local function deleteRecord(key, channel)
+-- Deletes the record with its index entries (the key is free again) and tells the waiters.
+local function deleteRecord(key, record, channel)
   redis.call('DEL', key)
+  unindexRecord(key, record)
   announceSettled(channel, 'released')
 end
