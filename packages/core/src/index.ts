@@ -19,10 +19,12 @@ export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-erro
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
 export type { Body as GuardedBody } from './guard/call-state.js';
 export {
+  DEFAULT_LIST_LIMIT,
   Guard,
   type GuardedCall,
   type GuardOptions,
   type OperatorResolution,
+  type ResolveOptions,
 } from './guard/guard.js';
 export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
 export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
@@ -77,15 +79,29 @@ export type {
   WaitOptions,
   WaitResult,
 } from './store/idempotency-store.js';
+export {
+  afterCursor,
+  compareListPositions,
+  decodeListCursor,
+  encodeListCursor,
+  type ListPosition,
+  listedRecordOf,
+  listedStates,
+  listStateOf,
+  recordMatches,
+  stateSelected,
+} from './store/list-cursor.js';
 export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
   checkClaimOptions,
   checkHolder,
   checkLeaseMs,
+  checkListOptions,
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
   checkResolution,
+  checkResolutionAudit,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,

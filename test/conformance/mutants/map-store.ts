@@ -3,26 +3,38 @@
 // conformance suite must catch every one of them (mutants.test.ts). Kept out of the package: a
 // deliberately broken store is not something to ship to users.
 import {
+  afterCursor,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
   checkClaimOptions,
   checkHolder,
   checkLeaseMs,
+  checkListOptions,
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
+  checkResolutionAudit,
   checkRetentionMs,
+  compareListPositions,
+  decodeListCursor,
+  encodeListCursor,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListedRecord,
+  type ListOptions,
+  type ListPage,
+  listedStates,
   type MarkIndeterminateResult,
   type RecordedError,
   type RecordRef,
   type ReleaseResult,
   type RenewResult,
   type Resolution,
+  type ResolutionEntry,
   type ResolveResult,
+  recordMatches,
   StoreInputError,
   StoreUnavailableError,
   type WaitOptions,
@@ -61,7 +73,9 @@ export type Bug =
   | 'nul-truncates-outcome'
   | 'lone-surrogate-replaced'
   | 'outcome-limit-1mib'
-  | 'at-most-once-takes-over';
+  | 'at-most-once-takes-over'
+  | 'list-returns-outcome'
+  | 'release-drops-resolution';
 
 export interface MapStoreOptions {
   readonly bugs?: readonly Bug[];
@@ -81,6 +95,7 @@ const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class MapStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
   readonly #rows = new Map<string, Row>();
+  readonly #journal = new Map<string, { entry: ResolutionEntry; expiresAtMs: number }[]>();
   readonly #waiters = new Map<string, Set<(result: WaitResult) => void>>();
   readonly #bugs: ReadonlySet<Bug>;
   readonly #clock: () => number;
@@ -183,7 +198,9 @@ export class MapStore implements IdempotencyStore {
         leaseExpiresAtMs: deadlineNow + options.leaseMs,
         expiresAtMs: this.#expiry(deadlineNow + options.leaseMs + options.retentionMs),
         retentionMs: options.retentionMs,
+        ...callInfo(options),
         claimedAtMs: now,
+        updatedAtMs: now,
       };
       this.#rows.set(id, created);
       return {
@@ -219,13 +236,14 @@ export class MapStore implements IdempotencyStore {
       if (this.#has('mark-expired-read-await-write')) {
         const seen = { ...row };
         await pause();
-        row = { ...seen, state: 'indeterminate', error: leaseExpired(seen.attempt) };
+        row = { ...seen, state: 'indeterminate', error: leaseExpired(seen.attempt), updatedAtMs: now };
         row.expiresAtMs = this.#expiry(this.#clock() + options.retentionMs);
         this.#rows.set(id, row);
       } else {
         row.state = 'indeterminate';
         row.error = leaseExpired(row.attempt);
         row.expiresAtMs = this.#expiry(now + options.retentionMs);
+        row.updatedAtMs = now;
       }
       this.#notify(id, 'settled');
       return { status: 'indeterminate', record: view(row) };
@@ -236,6 +254,7 @@ export class MapStore implements IdempotencyStore {
     if (exhausted) {
       row.state = 'abandoned';
       row.error = leaseExpired(row.attempt);
+      row.updatedAtMs = now;
       row.expiresAtMs = this.#expiry(now + options.retentionMs);
       this.#notify(id, 'settled');
       return { status: 'abandoned', record: view(row) };
@@ -254,7 +273,12 @@ export class MapStore implements IdempotencyStore {
     target.leaseExpiresAtMs = deadlineNow + options.leaseMs;
     target.expiresAtMs = this.#expiry(deadlineNow + options.leaseMs + options.retentionMs);
     target.retentionMs = options.retentionMs;
+    delete target.runId;
+    delete target.callId;
+    delete target.description;
+    Object.assign(target, callInfo(options));
     target.claimedAtMs = now;
+    target.updatedAtMs = now;
     return {
       status: 'acquired',
       fence: target.fence,
@@ -320,6 +344,7 @@ export class MapStore implements IdempotencyStore {
     row.outcome = this.#store(outcome);
     delete row.error;
     row.expiresAtMs = this.#settleExpiry(row, this.#clock(), retentionMs);
+    row.updatedAtMs = this.#clock();
     this.#notify(id, 'settled');
     return { status: 'completed' };
   }
@@ -369,6 +394,7 @@ export class MapStore implements IdempotencyStore {
     row.state = 'indeterminate';
     row.error = { type: error.type, message: error.message };
     row.expiresAtMs = this.#settleExpiry(row, this.#clock(), retentionMs);
+    row.updatedAtMs = this.#clock();
     this.#notify(id, 'settled');
     return { status: 'marked' };
   }
@@ -387,6 +413,7 @@ export class MapStore implements IdempotencyStore {
       checkRetentionMs(retentionMs);
     });
     if ('outcome' in resolution) this.#checkOutcome(resolution.outcome);
+    this.#check(() => checkResolutionAudit(resolution));
     this.#open('resolve');
     const id = idOf(ref);
     let row = this.#live(id, this.#clock());
@@ -400,16 +427,63 @@ export class MapStore implements IdempotencyStore {
       row = { ...seen };
       this.#rows.set(id, row);
     }
+    const entry = entryOf(row, resolution, this.#clock());
     if ('outcome' in resolution) {
       row.state = 'completed';
       row.outcome = this.#store(resolution.outcome);
       delete row.error;
       row.expiresAtMs = this.#expiry(this.#clock() + retentionMs);
+      row.updatedAtMs = this.#clock();
+      row.resolution = entry;
     } else {
       this.#rows.delete(id);
     }
+    if (!('released' in resolution && this.#has('release-drops-resolution'))) {
+      this.#journal.set(id, [
+        { entry, expiresAtMs: this.#clock() + retentionMs },
+        ...(this.#journal.get(id) ?? []),
+      ]);
+    }
     this.#notify(id, 'settled');
     return { status: 'resolved' };
+  }
+
+  async list(options: ListOptions): Promise<ListPage> {
+    this.#check(() => checkListOptions(options));
+    this.#open('list');
+    const nowMs = this.#clock();
+    const order = options.order ?? 'oldest';
+    const cursor = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, order);
+    const states = listedStates(options);
+    const found: ListedRecord[] = [];
+    // A scan: fine for a test store (a real one keeps an index, docs/store-contract.md).
+    for (const id of [...this.#rows.keys()]) {
+      const row = this.#live(id, nowMs);
+      if (row === undefined || (options.allTenants !== true && row.tenant !== options.tenant)) continue;
+      const record = view(row);
+      const position = { updatedAtMs: record.updatedAtMs ?? 0, tenant: record.tenant, key: record.key };
+      if (!recordMatches(record, options, states, nowMs) || !afterCursor(position, cursor, order)) continue;
+      if (this.#has('list-returns-outcome')) found.push(record);
+      else {
+        const { outcome: _outcome, ...listed } = record;
+        found.push(listed);
+      }
+    }
+    const position = (r: ListedRecord) => ({ updatedAtMs: r.updatedAtMs ?? 0, tenant: r.tenant, key: r.key });
+    found.sort((a, b) => compareListPositions(position(a), position(b)) * (order === 'oldest' ? 1 : -1));
+    const records = found.slice(0, options.limit);
+    const last = records.at(-1);
+    if (found.length <= options.limit || last === undefined) return { records, nowMs };
+    return { records, cursor: encodeListCursor(position(last), order), nowMs };
+  }
+
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    this.#check(() => checkRecordRef(ref));
+    this.#open('resolutions');
+    const nowMs = this.#clock();
+    return (this.#journal.get(idOf(ref)) ?? [])
+      .filter((item) => item.expiresAtMs > nowMs)
+      .map((item) => item.entry);
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
@@ -427,6 +501,8 @@ export class MapStore implements IdempotencyStore {
         erased += 1;
       }
     }
+    for (const [id, list] of this.#journal)
+      if (list[0]?.entry.tenant === options.tenant) this.#journal.delete(id);
     return erased;
   }
 
@@ -491,6 +567,30 @@ function leaseExpired(attempt: number): RecordedError {
 }
 
 function view(row: Row): IdempotencyRecord {
-  const { retentionMs: _retentionMs, claimedAtMs: _claimedAtMs, ...visible } = row;
+  const { retentionMs: _retentionMs, ...visible } = row;
   return visible;
+}
+
+function callInfo(options: ClaimOptions): Partial<Pick<Row, 'runId' | 'callId' | 'description'>> {
+  return {
+    ...(options.runId === undefined ? {} : { runId: options.runId }),
+    ...(options.callId === undefined ? {} : { callId: options.callId }),
+    ...(options.description === undefined ? {} : { description: options.description }),
+  };
+}
+
+function entryOf(row: Row, resolution: Resolution, atMs: number): ResolutionEntry {
+  return {
+    key: row.key,
+    tenant: row.tenant,
+    tool: row.tool,
+    action: 'outcome' in resolution ? 'completed' : 'released',
+    fromState: row.state as 'indeterminate' | 'abandoned',
+    fence: row.fence,
+    attempt: row.attempt,
+    ...(row.error === undefined ? {} : { error: { ...row.error } }),
+    ...(resolution.by === undefined ? {} : { by: resolution.by }),
+    ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
+    atMs,
+  };
 }

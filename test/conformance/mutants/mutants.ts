@@ -172,4 +172,14 @@ export const mutants: readonly Mutant[] = [
     description: 'an at-most-once claim takes over an expired lease instead of marking it',
     caughtBy: 'an expired lease becomes indeterminate at-most-once',
   },
+  {
+    bug: 'list-returns-outcome',
+    description: 'list returns whole records, outcomes included',
+    caughtBy: 'list: a completed record is listed without its outcome',
+  },
+  {
+    bug: 'release-drops-resolution',
+    description: 'a released resolution deletes the record and its resolution entry with it',
+    caughtBy: 'resolutions: who and why are kept',
+  },
 ];

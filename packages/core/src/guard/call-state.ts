@@ -5,6 +5,7 @@ import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
 import { currentToolCall, type ToolCallContext } from './call-context.js';
+import { describeCall } from './call-description.js';
 import type { GuardedCall } from './guard.js';
 import type { Flight } from './in-flight-calls.js';
 
@@ -19,6 +20,8 @@ export interface CallState {
   /** What the store compares to tell a reused key with other arguments (the key itself when unchecked). */
   readonly fingerprint: string;
   readonly checkFingerprint: boolean;
+  /** The policy's description of the call (`describe`), recorded for operators; see call-description.ts. */
+  readonly description: string | undefined;
   /** When the call began (monotonic ms): `waitTimeoutMs` counts from here. */
   readonly waitStartedMs: number;
   /** Identical calls in flight in this process share this key (kind, tenant, key, tool, fingerprint). */
@@ -71,6 +74,7 @@ export function callStateOf(
     runId,
     fingerprint,
     checkFingerprint,
+    description: describeCall(policy.describe, call.arguments),
     waitStartedMs: performance.now(),
     flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint}`,
     flight: undefined,

@@ -3,6 +3,7 @@ import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.j
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
+import { MAX_ID_LENGTH } from '../key/idempotency-key.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
 import type {
   ClaimOptions,
@@ -11,6 +12,7 @@ import type {
   Holder,
   RecordRef,
 } from '../store/idempotency-store.js';
+import { nameProblem } from '../store/store-input.js';
 import { type AcquiredClaim, runAttempt } from './attempt.js';
 import { asStoreError, describeError, indeterminateOutcomeError, recordLost } from './call-errors.js';
 import {
@@ -109,7 +111,16 @@ function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
     mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
     maxAttempts: policy.maxAttempts,
     checkFingerprint: state.checkFingerprint,
+    // For operators only (toolfence list / inspect); never part of a decision.
+    // An id no store takes (empty, too long) is left out rather than lose the call for it.
+    ...(isRecordableId(state.runId) ? { runId: state.runId } : {}),
+    ...(isRecordableId(call.callId) ? { callId: call.callId } : {}),
+    ...(state.description === undefined ? {} : { description: state.description }),
   };
+}
+
+function isRecordableId(id: string | undefined): id is string {
+  return id !== undefined && nameProblem(id, MAX_ID_LENGTH) === undefined;
 }
 
 /**

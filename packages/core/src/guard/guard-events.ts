@@ -9,7 +9,9 @@ export type GuardEventType =
   | 'tool.indeterminate'
   | 'tool.abandoned'
   | 'tool.fenced'
-  | 'tool.stale_result';
+  | 'tool.stale_result'
+  /** An operator settled an indeterminate or abandoned record (`guard.resolve`, `toolfence resolve`). */
+  | 'tool.resolved';
 
 /** One event of a guarded call. */
 export interface GuardEvent {
@@ -42,6 +44,15 @@ export interface GuardEvent {
   readonly argumentsDiffer?: boolean;
   /** For `tool.started`: true when this attempt took over from a lost holder. */
   readonly takeover?: boolean;
+  /**
+   * For `tool.resolved`: what the operator decided (`completed`: it happened, with an outcome;
+   * `released`: it did not, the call may run again), who, and why. The outcome is not in it.
+   */
+  readonly resolution?: {
+    readonly action: 'completed' | 'released';
+    readonly by?: string;
+    readonly reason?: string;
+  };
 }
 
 /** Receives every event. Must not throw; an error it throws is swallowed. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutcomeCodec } from '../codec/outcome-codec.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
-import type { Holder, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
+import type { Holder, IdempotencyRecord, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
 import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
 import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
 import type { AttemptInfo, CallState } from './call-state.js';
@@ -30,7 +30,7 @@ export class GuardRuntime {
   /** Tell the listener; a listener can never change the outcome of a call. */
   emit(type: GuardEventType, state: CallState, attempt: AttemptInfo, extra: Partial<GuardEvent> = {}): void {
     if (this.onEvent === undefined) return;
-    const event: GuardEvent = {
+    this.deliver({
       type,
       key: state.ref.key,
       tool: state.call.tool,
@@ -41,7 +41,33 @@ export class GuardRuntime {
       fence: attempt.fence,
       timeMs: Date.now(),
       ...extra,
-    };
+    });
+  }
+
+  /** An operator's event about a record (no call in this process): its fields from the record. */
+  emitOperator(
+    type: GuardEventType,
+    ref: RecordRef,
+    record: IdempotencyRecord | null,
+    extra: Partial<GuardEvent>,
+  ): void {
+    if (this.onEvent === undefined) return;
+    this.deliver({
+      type,
+      key: ref.key,
+      tool: record?.tool ?? '',
+      tenant: ref.tenant,
+      runId: record?.runId,
+      callId: record?.callId,
+      attempt: record?.attempt ?? 0,
+      fence: record?.fence ?? 0,
+      timeMs: Date.now(),
+      ...extra,
+    });
+  }
+
+  private deliver(event: GuardEvent): void {
+    if (this.onEvent === undefined) return;
     try {
       const returned: unknown = this.onEvent(event);
       // An async listener's rejection must not become an unhandled rejection either.

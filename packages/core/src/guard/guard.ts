@@ -10,7 +10,14 @@ import {
   type ResolvedPolicy,
   resolvePolicy,
 } from '../policy/idempotency-policy.js';
-import type { IdempotencyRecord, IdempotencyStore, ResolveResult } from '../store/idempotency-store.js';
+import type {
+  IdempotencyRecord,
+  IdempotencyStore,
+  ListOptions,
+  ListPage,
+  ResolutionEntry,
+  ResolveResult,
+} from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
 import { type Body, callStateOf } from './call-state.js';
@@ -18,6 +25,19 @@ import { claimLoop } from './claim-loop.js';
 import type { GuardEvent, GuardEventListener } from './guard-events.js';
 import { GuardRuntime } from './guard-runtime.js';
 import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
+import {
+  listRecords,
+  type OperatorResolution,
+  type ResolveOptions,
+  resolutionsOf,
+  resolveRecord,
+  storeResolutionOf,
+} from './operator.js';
+
+export type { OperatorResolution, ResolveOptions } from './operator.js';
+
+/** Records in one page of `guard.list` when no `limit` is given. */
+export const DEFAULT_LIST_LIMIT = 100;
 
 // The coordinator. A call's way through the files of this folder:
 //   call-state.ts          its key and fingerprint, checked before any store is asked
@@ -69,13 +89,6 @@ export interface GuardedCall {
   /** The caller's signal: aborts waiting, and aborts the body through its context signal. */
   readonly signal?: AbortSignal | undefined;
 }
-
-/** How an operator settles an indeterminate or abandoned record. */
-export type OperatorResolution =
-  /** The effect happened; record this outcome (encoded by the guard's codec). */
-  | { readonly outcome: unknown }
-  /** The effect did not happen; free the key so the call may run again. */
-  | { readonly released: true };
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
@@ -186,30 +199,48 @@ export class Guard {
   /**
    * Operator: settle an `indeterminate` or `abandoned` record after checking the system the tool
    * touched. `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
-   * the key so the call may run again.
+   * the key so the call may run again. `by` and `reason` are kept with the resolution (read them
+   * with {@link Guard.resolutions}); a `tool.resolved` event tells the listener.
+   * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`
+   * @throws OutcomeEncodingError the codec cannot encode the outcome (nothing changed)
+   * @throws StoreInputError `by`, `reason`, `tenant` or `retentionMs` outside the store limits (nothing changed)
    * @throws StoreUnavailableError
    */
   async resolve(
     key: string,
     resolution: OperatorResolution,
-    options: { tenant?: string; retentionMs?: number } = {},
+    options: ResolveOptions = {},
   ): Promise<ResolveResult> {
     const ref = { tenant: options.tenant ?? this.tenant, key };
     const retentionMs =
       options.retentionMs ?? this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
-    const released =
-      resolution !== null && typeof resolution === 'object' && Object.hasOwn(resolution, 'released');
-    const withOutcome =
-      resolution !== null && typeof resolution === 'object' && Object.hasOwn(resolution, 'outcome');
-    if (released === withOutcome || (released && (resolution as { released: unknown }).released !== true)) {
-      throw new TypeError(
-        'guard.resolve needs either { outcome } (it happened) or { released: true } (it did not)',
-      );
-    }
-    const storeResolution = released
-      ? ({ released: true } as const)
-      : { outcome: this.runtime.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined) };
-    return this.runtime.storeCall('resolve', () => this.store.resolve(ref, storeResolution, retentionMs));
+    const storeResolution = storeResolutionOf(this.runtime, resolution, options);
+    return resolveRecord(this.runtime, ref, storeResolution, retentionMs);
+  }
+
+  /**
+   * Operator: a page of records by state (default: indeterminate, abandoned, lease_expired) of
+   * the guard's tenant unless `tenant` or `allTenants` says otherwise. Never returns outcomes.
+   * @throws StoreInputError bad options (nothing read)
+   * @throws StoreConfigurationError the store has no `list`
+   * @throws StoreUnavailableError
+   */
+  async list(options: Omit<ListOptions, 'limit'> & { readonly limit?: number } = {}): Promise<ListPage> {
+    const tenant = options.allTenants === true ? undefined : (options.tenant ?? this.tenant);
+    return listRecords(this.runtime, {
+      ...options,
+      ...(tenant === undefined ? {} : { tenant }),
+      limit: options.limit ?? DEFAULT_LIST_LIMIT,
+    });
+  }
+
+  /**
+   * Operator: the resolutions of a key, newest first (also after a `released` one deleted it).
+   * @throws StoreConfigurationError the store keeps no resolutions
+   * @throws StoreUnavailableError
+   */
+  async resolutions(key: string, options: { tenant?: string } = {}): Promise<readonly ResolutionEntry[]> {
+    return resolutionsOf(this.runtime, { tenant: options.tenant ?? this.tenant, key });
   }
 
   /** Operator: read the record of a key (null when absent). @throws StoreUnavailableError */

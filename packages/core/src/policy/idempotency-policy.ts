@@ -88,6 +88,15 @@ export interface IdempotencyPolicy<TArguments = Record<string, unknown>> {
    * timestamp, a reworded memo) and are compared through the record's fingerprint only.
    */
   readonly onArgumentsMismatch?: ArgumentsMismatch;
+  /**
+   * Opt-in: a short human description of a call for operators (`toolfence list`, `inspect`), e.g.
+   * `(args) => \`refund ${args.orderId} ${args.currency} ${args.amount}\``. The ONE place where
+   * text derived from the arguments is stored in a record: leave it out for arguments that must
+   * not be kept. Cut to `MAX_DESCRIPTION_LENGTH` (512) code units. A describe that throws or
+   * returns anything but a non-empty string leaves the record without a description: the call
+   * itself is never refused or lost for it (docs/operations.md, "Descriptions").
+   */
+  readonly describe?: (args: TArguments) => string;
 }
 
 /** What a repeat whose non-key arguments differ gets: see `IdempotencyPolicy.onArgumentsMismatch`. */
@@ -117,6 +126,7 @@ export interface ResolvedPolicy {
   readonly waitTimeoutMs: number;
   readonly isNoEffectError: (error: unknown) => boolean;
   readonly onArgumentsMismatch: ArgumentsMismatch;
+  readonly describe: ((args: Record<string, unknown>) => string) | undefined;
 }
 
 /** Documented defaults. */
@@ -246,6 +256,9 @@ export function resolvePolicy(
   if (policy.isNoEffectError !== undefined && typeof policy.isNoEffectError !== 'function') {
     throw new PolicyError('isNoEffectError', 'must be a function', { tool });
   }
+  if (policy.describe !== undefined && typeof policy.describe !== 'function') {
+    throw new PolicyError('describe', 'must be a function', { tool });
+  }
   const onArgumentsMismatch = policy.onArgumentsMismatch ?? 'replay';
   if (onArgumentsMismatch !== 'replay' && onArgumentsMismatch !== 'conflict') {
     throw new PolicyError(
@@ -270,6 +283,7 @@ export function resolvePolicy(
     waitTimeoutMs,
     isNoEffectError: policy.isNoEffectError ?? noError,
     onArgumentsMismatch,
+    describe: policy.describe,
   };
 }
 

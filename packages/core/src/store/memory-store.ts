@@ -6,20 +6,36 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
 } from './idempotency-store.js';
+import { listPage, ResolutionJournal, TenantIndex } from './memory-listing.js';
+import {
+  attemptsLostError,
+  callInfo,
+  isHolder,
+  leaseExpiredError,
+  type MutableRecord,
+  recordId,
+  resolutionEntry,
+  snapshot,
+} from './memory-records.js';
+import { type Waiter, waitOnRecord } from './memory-wait.js';
 import {
   checkClaimOptions,
   checkHolder,
   checkLeaseMs,
+  checkListOptions,
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
@@ -39,15 +55,6 @@ export interface MemoryStoreOptions {
   readonly clock?: Clock;
 }
 
-interface Waiter {
-  readonly wake: (result: WaitResult) => void;
-}
-
-type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
-  /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
-  retentionMs: number;
-};
-
 /** How many records each write examines for expiry (incremental sweep, as Redis does). */
 const SWEEP_PER_WRITE = 4;
 
@@ -63,6 +70,8 @@ const SWEEP_PER_WRITE = 4;
 export class MemoryStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
   private readonly records = new Map<string, MutableRecord>();
+  private readonly index = new TenantIndex();
+  private readonly journal = new ResolutionJournal();
   private readonly waiters = new Map<string, Set<Waiter>>();
   private readonly clock: Clock;
   private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
@@ -97,9 +106,13 @@ export class MemoryStore implements IdempotencyStore {
         owner: options.owner,
         leaseExpiresAtMs: now + options.leaseMs,
         expiresAtMs: now + options.leaseMs + options.retentionMs,
+        ...callInfo(options),
+        claimedAtMs: now,
+        updatedAtMs: now,
         retentionMs: options.retentionMs,
       };
       this.records.set(id, created);
+      this.index.add(ref.tenant, id);
       return {
         status: 'acquired',
         fence: 1,
@@ -127,16 +140,8 @@ export class MemoryStore implements IdempotencyStore {
         takeover: record.attempt > 1,
       };
     }
-    switch (record.state) {
-      case 'completed':
-        return { status: 'completed', record: snapshot(record) };
-      case 'indeterminate':
-        return { status: 'indeterminate', record: snapshot(record) };
-      case 'abandoned':
-        return { status: 'abandoned', record: snapshot(record) };
-      case 'in_progress':
-        break;
-    }
+    // completed / indeterminate / abandoned: that state, with the record.
+    if (record.state !== 'in_progress') return { status: record.state, record: snapshot(record) };
     if (record.leaseExpiresAtMs > now) {
       return { status: 'busy', record: snapshot(record), nowMs: now };
     }
@@ -144,6 +149,7 @@ export class MemoryStore implements IdempotencyStore {
       record.state = 'indeterminate';
       record.error = leaseExpiredError(record);
       record.expiresAtMs = now + options.retentionMs;
+      record.updatedAtMs = now;
       this.notify(id, 'settled');
       return { status: 'indeterminate', record: snapshot(record) };
     }
@@ -151,6 +157,7 @@ export class MemoryStore implements IdempotencyStore {
       record.state = 'abandoned';
       record.error = attemptsLostError(record, options.maxAttempts);
       record.expiresAtMs = now + options.retentionMs;
+      record.updatedAtMs = now;
       this.notify(id, 'settled');
       return { status: 'abandoned', record: snapshot(record) };
     }
@@ -160,6 +167,7 @@ export class MemoryStore implements IdempotencyStore {
     record.leaseExpiresAtMs = now + options.leaseMs;
     record.expiresAtMs = now + options.leaseMs + options.retentionMs;
     record.retentionMs = options.retentionMs;
+    Object.assign(record, callInfo(options), { claimedAtMs: now, updatedAtMs: now });
     return {
       status: 'acquired',
       fence: record.fence,
@@ -209,6 +217,7 @@ export class MemoryStore implements IdempotencyStore {
     record.outcome = outcome;
     delete record.error;
     record.expiresAtMs = now + retentionMs;
+    record.updatedAtMs = now;
     this.notify(id, 'settled');
     return { status: 'completed' };
   }
@@ -224,7 +233,7 @@ export class MemoryStore implements IdempotencyStore {
     if (!isHolder(record, holder) || record.state !== 'in_progress') {
       return { status: 'stale', record: snapshot(record) };
     }
-    this.records.delete(id);
+    this.drop(id, record);
     this.notify(id, 'settled');
     return { status: 'released' };
   }
@@ -250,6 +259,7 @@ export class MemoryStore implements IdempotencyStore {
     record.state = 'indeterminate';
     record.error = { type: error.type, message: error.message };
     record.expiresAtMs = now + retentionMs;
+    record.updatedAtMs = now;
     this.notify(id, 'settled');
     return { status: 'marked' };
   }
@@ -264,7 +274,7 @@ export class MemoryStore implements IdempotencyStore {
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     checkRecordRef(ref);
     checkResolution(resolution);
-    if ('outcome' in resolution) checkRetentionMs(retentionMs);
+    checkRetentionMs(retentionMs);
     this.assertOpen('resolve');
     const id = recordId(ref);
     const now = this.clock.now();
@@ -273,16 +283,41 @@ export class MemoryStore implements IdempotencyStore {
     if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
       return { status: 'not_resolvable', record: snapshot(record) };
     }
+    const entry = resolutionEntry(record, resolution, now);
     if ('outcome' in resolution) {
       record.state = 'completed';
       record.outcome = resolution.outcome;
       delete record.error;
       record.expiresAtMs = now + retentionMs;
+      record.updatedAtMs = now;
+      record.resolution = entry;
     } else {
-      this.records.delete(id);
+      this.drop(id, record);
     }
+    this.journal.add(id, entry, now + retentionMs);
     this.notify(id, 'settled');
     return { status: 'resolved' };
+  }
+
+  async list(options: ListOptions): Promise<ListPage> {
+    checkListOptions(options);
+    this.assertOpen('list');
+    const now = this.clock.now();
+    return listPage(
+      this.index,
+      (id) => {
+        const record = this.live(id, now);
+        return record === undefined ? undefined : snapshot(record);
+      },
+      options,
+      now,
+    );
+  }
+
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    checkRecordRef(ref);
+    this.assertOpen('resolutions');
+    return this.journal.read(recordId(ref), this.clock.now());
   }
 
   async forget(options: { readonly tenant: string }): Promise<number> {
@@ -291,11 +326,12 @@ export class MemoryStore implements IdempotencyStore {
     let erased = 0;
     for (const [id, record] of this.records) {
       if (record.tenant === options.tenant) {
-        this.records.delete(id);
+        this.drop(id, record);
         this.notify(id, 'settled');
         erased += 1;
       }
     }
+    this.journal.forget(options.tenant);
     return erased;
   }
 
@@ -310,51 +346,13 @@ export class MemoryStore implements IdempotencyStore {
     if (record.leaseExpiresAtMs <= now) return Promise.resolve('lease_expired');
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
 
-    return new Promise<WaitResult>((resolve, reject) => {
-      // The wait's own timeout is a worker-side duration (monotonic); the lease is judged by the
-      // store's clock, exactly as claim judges it.
-      const timeoutAtMs = performance.now() + options.timeoutMs;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const arm = (leaseExpiresAtMs: number, nowMs: number): void => {
-        const untilLeaseMs = leaseExpiresAtMs - nowMs;
-        const untilTimeoutMs = timeoutAtMs - performance.now();
-        timer = setTimeout(onTimer, Math.max(1, Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs))));
-      };
-      // A Node timer may fire a little before the clock reaches the deadline it was armed for:
-      // decide on the clock, as claim does, and re-arm when the lease is still live (rule S6).
-      const onTimer = (): void => {
-        const nowMs = this.clock.now();
-        const current = this.live(id, nowMs);
-        if (current === undefined || current.state !== 'in_progress') finish('settled');
-        else if (current.leaseExpiresAtMs <= nowMs) finish('lease_expired');
-        else if (performance.now() >= timeoutAtMs) finish('timeout');
-        else arm(current.leaseExpiresAtMs, nowMs);
-      };
-      const onAbort = (): void => {
-        cleanup();
-        reject(options.signal?.reason);
-      };
-      const waiter: Waiter = { wake: (result) => finish(result) };
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', onAbort);
-        const set = this.waiters.get(id);
-        set?.delete(waiter);
-        if (set?.size === 0) this.waiters.delete(id);
-      };
-      const finish = (result: WaitResult): void => {
-        cleanup();
-        resolve(result);
-      };
-      arm(record.leaseExpiresAtMs, now);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-      let set = this.waiters.get(id);
-      if (set === undefined) {
-        set = new Set();
-        this.waiters.set(id, set);
-      }
-      set.add(waiter);
-    });
+    return waitOnRecord(
+      { clock: this.clock, waiters: this.waiters, live: (nowMs) => this.live(id, nowMs) },
+      id,
+      record.leaseExpiresAtMs,
+      now,
+      options,
+    );
   }
 
   async close(): Promise<void> {
@@ -371,7 +369,7 @@ export class MemoryStore implements IdempotencyStore {
     const record = this.records.get(id);
     if (record === undefined) return undefined;
     if (record.expiresAtMs <= now) {
-      this.records.delete(id);
+      this.drop(id, record);
       return undefined;
     }
     return record;
@@ -386,8 +384,14 @@ export class MemoryStore implements IdempotencyStore {
         return;
       }
       const [id, record] = next.value;
-      if (record.expiresAtMs <= now) this.records.delete(id);
+      if (record.expiresAtMs <= now) this.drop(id, record);
     }
+  }
+
+  /** Delete a record and its index entry, in the same synchronous step. */
+  private drop(id: string, record: MutableRecord): void {
+    this.records.delete(id);
+    this.index.remove(record.tenant, id);
   }
 
   private notify(id: string, result: WaitResult): void {
@@ -395,33 +399,4 @@ export class MemoryStore implements IdempotencyStore {
     if (set === undefined) return;
     for (const waiter of [...set]) waiter.wake(result);
   }
-}
-
-function recordId(ref: RecordRef): string {
-  // NUL cannot appear in a hex key, so tenant and key never run together ambiguously.
-  return `${ref.key}\u0000${ref.tenant}`;
-}
-
-function isHolder(record: MutableRecord, holder: Holder): boolean {
-  return record.fence === holder.fence && record.owner === holder.owner;
-}
-
-// The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
-function leaseExpiredError(record: MutableRecord): RecordedError {
-  return {
-    type: 'LeaseExpired',
-    message: `the lease of attempt ${record.attempt} expired before its outcome was recorded; the effect may have happened`,
-  };
-}
-
-function attemptsLostError(record: MutableRecord, maxAttempts: number): RecordedError {
-  return {
-    type: 'LeaseExpired',
-    message: `the lease of attempt ${record.attempt} expired and ${maxAttempts} attempt(s) were lost`,
-  };
-}
-
-function snapshot(record: MutableRecord): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = record;
-  return visible;
 }

@@ -8,7 +8,17 @@
  * called directly.
  */
 import { StoreInputError } from '../errors/store-input-error.js';
-import type { ClaimOptions, Holder, ListState, RecordedError, RecordRef } from './idempotency-store.js';
+import { MAX_ID_LENGTH } from '../key/idempotency-key.js';
+import type {
+  ClaimOptions,
+  Holder,
+  ListOptions,
+  ListState,
+  RecordedError,
+  RecordRef,
+  Resolution,
+  ResolutionAudit,
+} from './idempotency-store.js';
 
 /** Longest tenant, tool name, key, owner and fingerprint, in UTF-16 code units. */
 export const MAX_NAME_LENGTH = 256;
@@ -131,6 +141,15 @@ export function checkClaimOptions(options: ClaimOptions): void {
   if (typeof options.checkFingerprint !== 'boolean') {
     throw new StoreInputError('checkFingerprint', 'must be a boolean');
   }
+  if (options.runId !== undefined) checkName('runId', options.runId, MAX_ID_LENGTH);
+  if (options.callId !== undefined) checkName('callId', options.callId, MAX_ID_LENGTH);
+  if (options.description !== undefined)
+    checkText('description', options.description, MAX_DESCRIPTION_LENGTH);
+}
+
+/** Operator text (a description, a reason): a well-formed string without NUL, 1..maxLength code units. */
+function checkText(field: string, value: unknown, maxLength: number): void {
+  checkName(field, value, maxLength);
 }
 
 /** An outcome: any well-formed string (NUL included) of at most {@link MAX_OUTCOME_LENGTH}. @throws StoreInputError */
@@ -192,15 +211,81 @@ export function checkWaitOptions(options: { readonly timeoutMs: number }): void 
   }
 }
 
-/** A resolution: `{ outcome }` (checked as an outcome) or `{ released: true }`. @throws StoreInputError */
-export function checkResolution(
-  resolution: { readonly outcome: string } | { readonly released: true },
-): void {
+/**
+ * A resolution: `{ outcome }` (checked as an outcome) or `{ released: true }`, with its audit
+ * (`by`, `reason`). @throws StoreInputError
+ */
+export function checkResolution(resolution: Resolution): void {
   if (resolution === null || typeof resolution !== 'object')
     throw new StoreInputError('resolution', 'must be an object');
   if ('outcome' in resolution) {
     checkOutcome(resolution.outcome);
   } else if ((resolution as { released?: unknown }).released !== true) {
     throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
+  }
+  checkResolutionAudit(resolution);
+}
+
+/** Who resolved and why (`by`: a name, `reason`: at most {@link MAX_REASON_LENGTH}). @throws StoreInputError */
+export function checkResolutionAudit(audit: ResolutionAudit): void {
+  if (audit.by !== undefined) checkName('by', audit.by);
+  if (audit.reason !== undefined) checkText('reason', audit.reason, MAX_REASON_LENGTH);
+}
+
+const LIST_STATES: ReadonlySet<string> = new Set([
+  'indeterminate',
+  'abandoned',
+  'lease_expired',
+  'in_progress',
+  'completed',
+]);
+
+/** Options of `list` (cursor format excepted: each store decodes its own). @throws StoreInputError */
+export function checkListOptions(options: ListOptions): void {
+  if (options === null || typeof options !== 'object')
+    throw new StoreInputError('list options', 'must be an object');
+  if (options.allTenants !== undefined && typeof options.allTenants !== 'boolean') {
+    throw new StoreInputError('allTenants', 'must be a boolean');
+  }
+  if (options.allTenants === true) {
+    if (options.tenant !== undefined)
+      throw new StoreInputError('tenant', 'must not be given with allTenants');
+  } else {
+    checkName('tenant', options.tenant);
+  }
+  if (options.states !== undefined) {
+    if (!Array.isArray(options.states) || options.states.length === 0) {
+      throw new StoreInputError('states', 'must be a non-empty array of states');
+    }
+    for (const state of options.states) {
+      if (!LIST_STATES.has(state)) {
+        throw new StoreInputError(
+          'states',
+          `must hold only ${[...LIST_STATES].join(', ')}, got ${String(state)}`,
+        );
+      }
+    }
+  }
+  if (options.tool !== undefined) checkName('tool', options.tool);
+  if (options.olderThanMs !== undefined) {
+    const value = options.olderThanMs;
+    if (!Number.isSafeInteger(value) || value < 0 || value > MAX_RETENTION_MS) {
+      throw new StoreInputError(
+        'olderThanMs',
+        `must be a whole number of ms in 0..${MAX_RETENTION_MS}, got ${String(value)}`,
+      );
+    }
+  }
+  if (options.order !== undefined && options.order !== 'oldest' && options.order !== 'newest') {
+    throw new StoreInputError('order', `must be 'oldest' or 'newest', got ${String(options.order)}`);
+  }
+  if (!Number.isSafeInteger(options.limit) || options.limit < 1 || options.limit > MAX_LIST_LIMIT) {
+    throw new StoreInputError(
+      'limit',
+      `must be a whole number in 1..${MAX_LIST_LIMIT}, got ${String(options.limit)}`,
+    );
+  }
+  if (options.cursor !== undefined && (typeof options.cursor !== 'string' || options.cursor === '')) {
+    throw new StoreInputError('cursor', 'must be a cursor returned by list');
   }
 }

@@ -25,6 +25,7 @@ import type {
 } from '../store/idempotency-store.js';
 import { MAX_OUTCOME_LENGTH, MAX_RETENTION_MS, MAX_TIMER_MS } from '../store/store-input.js';
 import { equal, fail, fields, ok, rejects, same, show } from './check.js';
+import { addOperatorCases } from './operator/index.js';
 
 /** Makes a store (or a peer of it). */
 export type StoreFactory = () => IdempotencyStore | Promise<IdempotencyStore>;
@@ -1665,5 +1666,6 @@ function buildCases(provider: StoreProvider, options: StoreConformanceOptions): 
     );
   }
 
+  addOperatorCases(add);
   return cases;
 }
