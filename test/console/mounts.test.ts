@@ -3,7 +3,7 @@
 import { createConsoleHandler } from '@toolfence/console';
 import { Guard, MemoryStore } from '@toolfence/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MOUNTS, type MountName, type Mounted } from './mounts.js';
+import { MOUNTS, type Mounted, type MountName } from './mounts.js';
 import { authorizeByHeader, ConsoleClient, EFFECTFUL, formFields, recordPath, stopCall } from './support.js';
 
 const BASE = '/admin/toolfence';
@@ -18,7 +18,10 @@ describe.each(Object.keys(MOUNTS) as MountName[])('the console mounted with %s',
   it('serves its pages and stylesheet under the base path, and a release posted through it runs the call once', async () => {
     const store = new MemoryStore();
     const guard = new Guard({ store, tenant: 'tenant-a' });
-    mounted = await MOUNTS[name](createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE }), BASE);
+    mounted = await MOUNTS[name](
+      createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE }),
+      BASE,
+    );
     const alice = new ConsoleClient(mounted.origin, 'alice');
     const call = { tool: 'refund', tenant: 'tenant-a', runId: `run-${name}`, arguments: { order: 'A-100' } };
     const key = await stopCall(guard, call, 'the provider timed out');
@@ -34,7 +37,11 @@ describe.each(Object.keys(MOUNTS) as MountName[])('the console mounted with %s',
     expect(page.status).toBe(200);
     expect(page.text).toContain('the provider timed out');
     const release = formFields(page.text, '/confirm');
-    const confirm = await alice.post(`${BASE}/confirm`, { ...release, action: 'release', reason: 'no refund at the provider' });
+    const confirm = await alice.post(`${BASE}/confirm`, {
+      ...release,
+      action: 'release',
+      reason: 'no refund at the provider',
+    });
     expect(confirm.status).toBe(200);
     expect(confirm.text).toContain('runs <span class="text">refund</span> again, once');
     const resolved = await alice.post(`${BASE}/resolve`, formFields(confirm.text, '/resolve'));

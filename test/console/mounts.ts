@@ -5,7 +5,7 @@ import { type HttpBindings, serve } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { ConsoleHandler } from '@toolfence/console';
 import express from 'express';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Hono } from 'hono';
 
 export type MountName = 'express' | 'fastify' | 'hono' | 'node:http';
@@ -44,7 +44,7 @@ export async function mountFastify(handler: ConsoleHandler, basePath: string): P
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    const route = async (request: { raw: never }, reply: { hijack(): void; raw: never }) => {
+    const route = async (request: FastifyRequest, reply: FastifyReply) => {
       reply.hijack();
       await handler(request.raw, reply.raw);
     };
@@ -69,7 +69,9 @@ export async function mountHono(handler: ConsoleHandler, basePath: string): Prom
   app.all(`${basePath}/*`, route);
   app.get('/', (c) => c.text('the app'));
   const server = await new Promise<Server>((resolve) => {
-    const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(started as Server));
+    const started = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () =>
+      resolve(started as Server),
+    );
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;

@@ -3,7 +3,16 @@ import { createServer } from 'node:http';
 import { type ConsoleHandler, createConsoleHandler } from '@toolfence/console';
 import { Guard, MemoryStore } from '@toolfence/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { authorizeByHeader, ConsoleClient, close, EFFECTFUL, formFields, listen, recordPath, stopCall } from './support.js';
+import {
+  authorizeByHeader,
+  ConsoleClient,
+  close,
+  EFFECTFUL,
+  formFields,
+  listen,
+  recordPath,
+  stopCall,
+} from './support.js';
 
 const BASE = '/console';
 const HOSTILE_TOOL = `refund<script>window.pwned=1</script>"'><img src=x onerror=alert(1)>`;
@@ -24,7 +33,15 @@ beforeEach(async () => {
   store = new MemoryStore();
   guard = new Guard({ store, tenant: 'tenant-a' });
   errors = [];
-  await start(createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE, onError: (e) => errors.push(e) }));
+  await start(
+    createConsoleHandler({
+      store,
+      guard,
+      authorize: authorizeByHeader,
+      basePath: BASE,
+      onError: (e) => errors.push(e),
+    }),
+  );
 });
 
 afterEach(async () => {
@@ -39,19 +56,29 @@ describe('createConsoleHandler', () => {
     expect(() => createConsoleHandler({ store } as never)).toThrow(/needs authorize/);
     expect(() => createConsoleHandler({ store, authorize: 'yes' } as never)).toThrow(/needs authorize/);
     expect(() => createConsoleHandler({ authorize: authorizeByHeader } as never)).toThrow(/needs a store/);
-    expect(() => createConsoleHandler({ store, authorize: authorizeByHeader, csrfSecret: 'short' })).toThrow(/csrfSecret/);
+    expect(() => createConsoleHandler({ store, authorize: authorizeByHeader, csrfSecret: 'short' })).toThrow(
+      /csrfSecret/,
+    );
     expect(() =>
-      createConsoleHandler({ store, guard: new Guard({ store: new MemoryStore() }), authorize: authorizeByHeader }),
+      createConsoleHandler({
+        store,
+        guard: new Guard({ store: new MemoryStore() }),
+        authorize: authorizeByHeader,
+      }),
     ).toThrow(/guard.store is not the store/);
-    expect(() => createConsoleHandler({ store, authorize: authorizeByHeader, basePath: '/a b' })).toThrow(/basePath/);
+    expect(() => createConsoleHandler({ store, authorize: authorizeByHeader, basePath: '/a b' })).toThrow(
+      /basePath/,
+    );
   });
 });
 
 describe('who may see what', () => {
-  it('answers 401 without an identity, and 403 for a tenant that is not the operator\'s, before reading the store', async () => {
+  it("answers 401 without an identity, and 403 for a tenant that is not the operator's, before reading the store", async () => {
     const key = await stopCall(guard, refundA, 'timed out');
     expect((await new ConsoleClient(origin, undefined).get(`${BASE}/`)).status).toBe(401);
-    expect((await new ConsoleClient(origin, undefined).get(recordPath(BASE, 'tenant-a', key))).status).toBe(401);
+    expect((await new ConsoleClient(origin, undefined).get(recordPath(BASE, 'tenant-a', key))).status).toBe(
+      401,
+    );
     const bob = new ConsoleClient(origin, 'bob');
     const guessed = await bob.get(recordPath(BASE, 'tenant-a', key));
     expect(guessed.status).toBe(403);
@@ -59,10 +86,12 @@ describe('who may see what', () => {
     // The same answer for a key that does not exist: a 403 tells nothing about the key.
     expect((await bob.get(recordPath(BASE, 'tenant-a', 'f'.repeat(64)))).status).toBe(403);
     expect((await bob.get(`${BASE}/?tenant=tenant-a`)).status).toBe(403);
-    expect((await new ConsoleClient(origin, 'alice').get(recordPath(BASE, 'tenant-a', key))).status).toBe(200);
+    expect((await new ConsoleClient(origin, 'alice').get(recordPath(BASE, 'tenant-a', key))).status).toBe(
+      200,
+    );
   });
 
-  it('refuses a resolution of another tenant\'s record posted with a valid token of the poster', async () => {
+  it("refuses a resolution of another tenant's record posted with a valid token of the poster", async () => {
     const keyA = await stopCall(guard, refundA, 'timed out');
     const keyB = await stopCall(guard, { ...refundA, tenant: 'tenant-b', runId: 'run-b' }, 'timed out too');
     const bob = new ConsoleClient(origin, 'bob');
@@ -75,25 +104,35 @@ describe('who may see what', () => {
 });
 
 describe('forms', () => {
-  it('refuse a cross-site post, a post without the token, with another operator\'s token, or from another origin', async () => {
+  it("refuse a cross-site post, a post without the token, with another operator's token, or from another origin", async () => {
     const key = await stopCall(guard, refundA, 'timed out');
     const alice = new ConsoleClient(origin, 'alice');
-    const fields = { ...formFields((await alice.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm'), reason: 'r' };
+    const fields = {
+      ...formFields((await alice.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm'),
+      reason: 'r',
+    };
     const release = { ...fields, action: 'release' };
     const confirmed = formFields((await alice.post(`${BASE}/confirm`, release)).text, '/resolve');
     const { csrf: _token, ...withoutToken } = confirmed;
     const refusals = [
       // A form on another site: the browser sends Sec-Fetch-Site: cross-site and its own Origin.
-      await alice.post(`${BASE}/resolve`, withoutToken, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }),
+      await alice.post(`${BASE}/resolve`, withoutToken, {
+        origin: 'http://evil.example',
+        'sec-fetch-site': 'cross-site',
+      }),
       await alice.post(`${BASE}/resolve`, withoutToken),
-      await alice.post(`${BASE}/resolve`, confirmed, { origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }),
+      await alice.post(`${BASE}/resolve`, confirmed, {
+        origin: 'http://evil.example',
+        'sec-fetch-site': 'cross-site',
+      }),
       await alice.post(`${BASE}/resolve`, confirmed, { 'sec-fetch-site': 'same-site' }),
       await alice.post(`${BASE}/resolve`, confirmed, { origin: 'null' }),
       // The token without the browser's cookie (a token copied to another browser).
       await new ConsoleClient(origin, 'alice').post(`${BASE}/resolve`, confirmed),
     ];
     const root = new ConsoleClient(origin, 'root');
-    const rootToken = formFields((await root.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm').csrf as string;
+    const rootToken = formFields((await root.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm')
+      .csrf as string;
     refusals.push(await alice.post(`${BASE}/resolve`, { ...confirmed, csrf: rootToken }));
     expect(refusals.map((answer) => answer.status)).toEqual([403, 403, 403, 403, 403, 403, 403]);
     expect(refusals[1]?.text).toContain('the form token is missing');
@@ -106,11 +145,21 @@ describe('forms', () => {
     const key = await stopCall(guard, refundA, 'timed out');
     const alice = new ConsoleClient(origin, 'alice');
     const fields = formFields((await alice.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm');
-    const notJson = await alice.post(`${BASE}/confirm`, { ...fields, action: 'complete', outcome: "{refund: 'yes'}", reason: 'seen' });
+    const notJson = await alice.post(`${BASE}/confirm`, {
+      ...fields,
+      action: 'complete',
+      outcome: "{refund: 'yes'}",
+      reason: 'seen',
+    });
     expect(notJson.status).toBe(400);
     expect(notJson.text).toContain('The outcome is not valid JSON');
     expect(notJson.text).toContain('{refund: &#39;yes&#39;}</textarea>');
-    const noReason = await alice.post(`${BASE}/confirm`, { ...fields, action: 'complete', outcome: '{"ok":true}', reason: '  ' });
+    const noReason = await alice.post(`${BASE}/confirm`, {
+      ...fields,
+      action: 'complete',
+      outcome: '{"ok":true}',
+      reason: '  ',
+    });
     expect([noReason.status, noReason.text.includes('Say why')]).toEqual([400, true]);
     expect((await store.get({ tenant: 'tenant-a', key }))?.state).toBe('indeterminate');
   });
@@ -133,8 +182,15 @@ describe('forms', () => {
     const alice = new ConsoleClient(origin, 'alice');
     const fields = formFields((await alice.get(recordPath(BASE, 'tenant-a', key))).text, '/confirm');
     const outcome = '{ "refundId": "re_1", "amount": 30 }';
-    const confirm = await alice.post(`${BASE}/confirm`, { ...fields, action: 'complete', outcome, reason: 'seen at the provider' });
-    expect(confirm.text).toContain('The next replay of run <strong class="text">run-a</strong> gets this outcome');
+    const confirm = await alice.post(`${BASE}/confirm`, {
+      ...fields,
+      action: 'complete',
+      outcome,
+      reason: 'seen at the provider',
+    });
+    expect(confirm.text).toContain(
+      'The next replay of run <strong class="text">run-a</strong> gets this outcome',
+    );
     expect(confirm.text).toContain('&quot;refundId&quot;: &quot;re_1&quot;');
     const done = await alice.post(`${BASE}/resolve`, formFields(confirm.text, '/resolve'));
     expect(done.status).toBe(303);
@@ -156,7 +212,9 @@ describe('store text', () => {
     expect(page.text).not.toContain('<script>');
     expect(page.text).not.toContain('<img');
     expect(page.text).not.toContain("<a href='javascript");
-    expect(page.text).toContain('refund&lt;script&gt;window.pwned=1&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(1)&gt;');
+    expect(page.text).toContain(
+      'refund&lt;script&gt;window.pwned=1&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x onerror=alert(1)&gt;',
+    );
     expect(page.text).toContain('timeout &quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;');
   });
 });

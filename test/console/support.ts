@@ -2,8 +2,8 @@
 // jar that reads the console's forms the way a browser would submit them.
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Guard, Idempotency, IndeterminateOutcomeError } from '@toolfence/core';
 import type { ConsoleOperator } from '@toolfence/console';
+import { type Guard, Idempotency, IndeterminateOutcomeError } from '@toolfence/core';
 
 /** The operators of the tests, chosen by the `x-test-operator` header (a stand-in for a session). */
 export const OPERATORS: Record<string, ConsoleOperator> = {
@@ -14,7 +14,9 @@ export const OPERATORS: Record<string, ConsoleOperator> = {
 
 export function authorizeByHeader(request: IncomingMessage): ConsoleOperator | null {
   const name = request.headers['x-test-operator'];
-  return typeof name === 'string' && Object.hasOwn(OPERATORS, name) ? (OPERATORS[name] as ConsoleOperator) : null;
+  return typeof name === 'string' && Object.hasOwn(OPERATORS, name)
+    ? (OPERATORS[name] as ConsoleOperator)
+    : null;
 }
 
 export const EFFECTFUL = { kind: Idempotency.EFFECTFUL } as const;
@@ -53,37 +55,39 @@ export async function close(server: Server): Promise<void> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
 }
 
-const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+const ENTITIES: Record<string, string> = {
+  '&amp;': '&',
+  '&lt;': '<',
+  '&gt;': '>',
+  '&quot;': '"',
+  '&#39;': "'",
+};
 
-function unescape(text: string): string {
+function decodeEntities(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity] as string);
 }
 
-/** The fields a browser would submit from the form posting to `action` (hidden inputs and named inputs' values). */
-export function formFields(html: string, action: string): Record<string, string> {
-  const forms = [...html.matchAll(/<form method="post" action="([^"]*)">([\s\S]*?)<\/form>/g)];
-  const wanted = forms.filter((form) => unescape(form[1] as string).endsWith(action));
-  const fields: Record<string, string> = {};
-  const form = wanted[0];
-  if (form === undefined) throw new Error(`no form posts to ${action}`);
-  for (const input of (form[2] as string).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-    fields[input[1] as string] = unescape(input[2] as string);
-  }
-  return fields;
-}
-
-/** The hidden fields of every form on the page posting to `action`. */
+/** The hidden fields of every form on the page that posts to `action`, in page order. */
 export function allForms(html: string, action: string): Record<string, string>[] {
   const forms = [...html.matchAll(/<form method="post" action="([^"]*)">([\s\S]*?)<\/form>/g)];
   return forms
-    .filter((form) => unescape(form[1] as string).endsWith(action))
+    .filter((form) => decodeEntities(form[1] as string).endsWith(action))
     .map((form) => {
       const fields: Record<string, string> = {};
-      for (const input of (form[2] as string).matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) {
-        fields[input[1] as string] = unescape(input[2] as string);
+      for (const input of (form[2] as string).matchAll(
+        /<input type="hidden" name="([^"]+)" value="([^"]*)">/g,
+      )) {
+        fields[input[1] as string] = decodeEntities(input[2] as string);
       }
       return fields;
     });
+}
+
+/** The hidden fields of the first form on the page that posts to `action`. */
+export function formFields(html: string, action: string): Record<string, string> {
+  const form = allForms(html, action)[0];
+  if (form === undefined) throw new Error(`no form posts to ${action}`);
+  return form;
 }
 
 export interface Answer {
@@ -123,7 +127,11 @@ export class ConsoleClient {
   }
 
   /** Posts a form as a same-origin browser would (Origin and Sec-Fetch-Site), unless `extra` says otherwise. */
-  async post(path: string, fields: Record<string, string>, extra: Record<string, string> = {}): Promise<Answer> {
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    extra: Record<string, string> = {},
+  ): Promise<Answer> {
     const response = await fetch(this.origin + path, {
       method: 'POST',
       headers: this.headers({
