@@ -3,7 +3,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ConsoleOperator } from '@toolfence/console';
-import { type Guard, Idempotency, IndeterminateOutcomeError } from '@toolfence/core';
+import { type Guard, Idempotency, type IdempotencyPolicy, IndeterminateOutcomeError } from '@toolfence/core';
 
 /** The operators of the tests, chosen by the `x-test-operator` header (a stand-in for a session). */
 export const OPERATORS: Record<string, ConsoleOperator> = {
@@ -28,11 +28,22 @@ export interface StoppedCall {
   readonly arguments: Record<string, unknown>;
 }
 
+/** An EFFECTFUL policy whose description (shown to operators) names the order and amount. */
+export const DESCRIBED_REFUND = {
+  kind: Idempotency.EFFECTFUL,
+  describe: (args: Record<string, unknown>) => `refund ${String(args.order)} EUR ${String(args.amount)}`,
+} as const;
+
 /** Runs an EFFECTFUL call whose body fails with `message`: its record is left indeterminate. Returns the key. */
-export async function stopCall(guard: Guard, call: StoppedCall, message: string): Promise<string> {
+export async function stopCall(
+  guard: Guard,
+  call: StoppedCall,
+  message: string,
+  policy: IdempotencyPolicy = EFFECTFUL,
+): Promise<string> {
   let body = 0;
   try {
-    await guard.run({ ...call, callId: `call_${call.runId}`, policy: EFFECTFUL }, async () => {
+    await guard.run({ ...call, callId: `call_${call.runId}`, policy }, async () => {
       body += 1;
       throw new Error(message);
     });

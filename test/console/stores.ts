@@ -1,0 +1,78 @@
+// The stores the browser tests run the console on: MemoryStore, RedisStore on the shared Redis
+// (a prefix of its own, its keys deleted after, never a flush), PostgresStore in a schema of its
+// own (dropped after, a pool of at most 4). A store without `list` fails the test, naming why.
+import { type IdempotencyStore, MemoryStore } from '@toolfence/core';
+import { PostgresStore } from '@toolfence/stores/postgres';
+import { RedisStore } from '@toolfence/stores/redis';
+import { createPool, dropSchema, requirePostgres, uniqueSchemaName } from '../support/postgres.js';
+import { connectRedis, deletePrefix, randomPrefix } from '../support/redis.js';
+
+export type StoreName = 'memory' | 'redis' | 'postgres';
+
+export interface OpenedStore {
+  readonly store: IdempotencyStore;
+  close(): Promise<void>;
+}
+
+function requireListing(name: string, store: IdempotencyStore): void {
+  if (typeof store.list !== 'function' || typeof store.resolutions !== 'function') {
+    throw new Error(
+      `${name} has no list() / resolutions() yet: the console lists records with the store listing of issue #20`,
+    );
+  }
+}
+
+async function openRedis(): Promise<OpenedStore> {
+  const prefix = randomPrefix('console');
+  const client = await connectRedis({ connectionName: `tf-${prefix}` });
+  const store = new RedisStore({ client, prefix });
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await deletePrefix(client, prefix);
+      client.disconnect();
+    },
+  };
+}
+
+async function openPostgres(): Promise<OpenedStore> {
+  await requirePostgres();
+  const schema = uniqueSchemaName('console');
+  const pool = createPool({ max: 4 });
+  const store = new PostgresStore({ pool, schema });
+  try {
+    await store.ensureSchema();
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      await dropSchema(schema);
+      await pool.end();
+    },
+  };
+}
+
+/** Opens the store `name`; throws when it cannot list (a store test never skips). */
+export async function openStore(name: StoreName): Promise<OpenedStore> {
+  const opened =
+    name === 'memory'
+      ? { store: new MemoryStore(), close: async () => undefined }
+      : name === 'redis'
+        ? await openRedis()
+        : await openPostgres();
+  try {
+    requireListing(
+      name === 'memory' ? 'MemoryStore' : name === 'redis' ? 'RedisStore' : 'PostgresStore',
+      opened.store,
+    );
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+  return opened;
+}
