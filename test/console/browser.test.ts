@@ -175,6 +175,8 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
       const history = await page.locator('table').last().textContent();
       expect(history).toContain('alice@example.com');
       expect(history).toContain('refund re_3PqX is in the provider dashboard');
+      if (storeName === 'memory')
+        await page.screenshot({ path: join(SCREENSHOTS, 'resolved.png'), fullPage: true });
 
       let runs = 0;
       const replay = await guard.run(
@@ -212,6 +214,39 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
       expect(await guard.run(call, body)).toEqual({ refundId: 're_new' });
       expect(await guard.run(call, body)).toEqual({ refundId: 're_new' });
       expect(runs).toBe(1);
+    });
+
+    it('works from the keyboard alone: a skip link first, every field labelled, a review submitted with Enter and left by its Back link', async () => {
+      await page.goto(`${mounted.origin}${recordPath(BASE, 'tenant-a', keys.email as string)}`);
+      await page.keyboard.press('Tab');
+      expect(
+        await page.evaluate(
+          () =>
+            (globalThis as unknown as { document: { activeElement: { textContent: string } } }).document
+              .activeElement.textContent,
+        ),
+      ).toBe('Skip to content');
+      const unlabelled = await page
+        .locator('input:not([type="hidden"]), select, textarea')
+        .evaluateAll(
+          (fields) =>
+            fields.filter((field) => (field as unknown as { labels: { length: number } }).labels.length === 0)
+              .length,
+        );
+      expect(unlabelled).toBe(0);
+      await page.locator('#reason-release').focus();
+      await page.keyboard.type('checked: no email in the outbox');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/confirm$/);
+      const release = page.getByRole('button', { name: 'Release the call' });
+      await release.focus();
+      // Not released: the "Back" link, reached with Tab from the button, leaves it as it was.
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/record\?/);
+      expect((await opened.store.get({ tenant: 'tenant-a', key: keys.email as string }))?.state).toBe(
+        'indeterminate',
+      );
     });
 
     it('renders a tool name and an error message carrying <script> and quotes as text', async () => {
