@@ -8,7 +8,7 @@ import express from 'express';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { Hono } from 'hono';
 
-export type MountName = 'express' | 'fastify' | 'hono' | 'node:http';
+export type MountName = 'express' | 'express after express.urlencoded()' | 'fastify' | 'hono' | 'node:http';
 
 export interface Mounted {
   readonly origin: string;
@@ -31,6 +31,17 @@ async function listening(server: Server): Promise<Mounted> {
 /** Express: `app.use(basePath, handler)`, before any body parser (or after one: the console reads `req.body`). */
 export function mountExpress(handler: ConsoleHandler, basePath: string): Promise<Mounted> {
   const app = express();
+  app.use(basePath, handler);
+  app.get('/', (_request, response) => {
+    response.send('the app');
+  });
+  return listening(createServer(app));
+}
+
+/** Express with a form parser in front: the console takes the fields it parsed (`req.body`). */
+export function mountExpressAfterParser(handler: ConsoleHandler, basePath: string): Promise<Mounted> {
+  const app = express();
+  app.use(express.urlencoded({ extended: false }));
   app.use(basePath, handler);
   app.get('/', (_request, response) => {
     response.send('the app');
@@ -96,6 +107,7 @@ export function mountNodeHttp(handler: ConsoleHandler, basePath: string): Promis
 
 export const MOUNTS: Record<MountName, (handler: ConsoleHandler, basePath: string) => Promise<Mounted>> = {
   express: mountExpress,
+  'express after express.urlencoded()': mountExpressAfterParser,
   fastify: mountFastify,
   hono: mountHono,
   'node:http': mountNodeHttp,
