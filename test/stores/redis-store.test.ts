@@ -386,7 +386,7 @@ describe('retention and forget', () => {
     for (const tenant of hostile) {
       const ref = newRef(tenant);
       await acquire(ref);
-      expect(store.namesOf(ref).key).toMatch(new RegExp(`^${prefix}:r:\\{[0-9a-f]{32}:[0-9a-f]{64}\\}$`));
+      expect(store.namesOf(ref).key).toMatch(new RegExp(`^${prefix}:v2:r:\\{[0-9a-f]{32}\\}:[0-9a-f]{64}$`));
     }
     for (const tenant of hostile) expect(await store.forget({ tenant })).toBe(1);
     expect(await store.forget({ tenant: plain })).toBe(1);
@@ -395,7 +395,7 @@ describe('retention and forget', () => {
   it('escapes keys that are not hex, so a key cannot move the hash tag or match a pattern', async () => {
     const ref = { tenant: 'acme', key: 'refund:A-100}{*' };
     const names = store.namesOf(ref);
-    expect(names.key).toMatch(/^[^*]*:r:\{[0-9a-f]{32}:refund%3AA-100%7D%7B%2A\}$/);
+    expect(names.key).toMatch(/^[^*]*:v2:r:\{[0-9a-f]{32}\}:refund%3AA-100%7D%7B%2A$/);
     expect(names.channel).toBe(names.key.replace(':r:{', ':s:{'));
     const claimed = await acquire(ref);
     expect(await store.complete(ref, claimed.holder, 'ok', 60_000)).toEqual({ status: 'completed' });

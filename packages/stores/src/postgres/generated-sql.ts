@@ -127,13 +127,67 @@ CREATE TRIGGER {{notify_delete_trigger}}
 ALTER TABLE {{table}} ADD COLUMN outcome_bytes bytea;
 `,
   },
+  {
+    version: 4,
+    name: '0004_listing',
+    text: `-- Migration 0004: what an operator sees of a record, the listing indexes, and the resolution
+-- journal (#20). Placeholders as in 0001_init.sql, and:
+--   {{resolutions_table}}        schema-qualified resolution journal
+--   {{list_tenant_index}}        partial listing index per tenant (unqualified)
+--   {{list_all_index}}           partial listing index across tenants (unqualified)
+--   {{resolutions_key_index}}    journal index by record (unqualified)
+--   {{resolutions_expires_index}} journal index on expires_at (unqualified)
+--
+-- \`updated_at\` is when the record entered its current state (listing orders by it). Rows that
+-- exist when this runs take their claim time. A store of the previous version that writes during
+-- a rolling upgrade leaves \`updated_at\` at the default (the insert) on the rows it settles: they
+-- list at their claim time until the next write of this version.
+ALTER TABLE {{table}}
+  ADD COLUMN run_id text,
+  ADD COLUMN call_id text,
+  ADD COLUMN description text,
+  ADD COLUMN updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', statement_timestamp()),
+  ADD COLUMN resolution jsonb;
+-- Whole milliseconds, as every write of this version stores it (the listing cursor is in ms).
+UPDATE {{table}} SET updated_at = date_trunc('milliseconds', claimed_at);
+
+-- Partial: only the states an operator acts on (a busy table is mostly completed rows, which
+-- are listed only when asked for, from the primary key).
+CREATE INDEX {{list_tenant_index}} ON {{table}} (tenant COLLATE "C", updated_at, key COLLATE "C")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+CREATE INDEX {{list_all_index}} ON {{table}} (updated_at, tenant COLLATE "C", key COLLATE "C")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+
+-- One row per operator resolution, written in the same statement as the resolution
+-- (resolve-completed.sql, resolve-released.sql); kept until expires_at, also after a released
+-- resolution deleted its record.
+CREATE TABLE {{resolutions_table}} (
+  tenant        text        NOT NULL,
+  key           text        NOT NULL,
+  tool          text        NOT NULL,
+  action        text        NOT NULL CHECK (action IN ('completed', 'released')),
+  from_state    text        NOT NULL CHECK (from_state IN ('indeterminate', 'abandoned')),
+  fence         bigint      NOT NULL,
+  attempt       integer     NOT NULL,
+  error_type    text,
+  error_message text,
+  resolved_by   text,
+  reason        text,
+  resolved_at   timestamptz NOT NULL,
+  expires_at    timestamptz NOT NULL
+);
+CREATE INDEX {{resolutions_key_index}} ON {{resolutions_table}} (tenant, key, resolved_at);
+CREATE INDEX {{resolutions_expires_index}} ON {{resolutions_table}} (expires_at);
+`,
+  },
 ];
 
 /** Statement templates; `{{placeholders}}` are replaced with quoted identifiers. */
 export const statements = {
   claim: `-- claim: decide ownership of one key in ONE statement.
 -- $1 tenant, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease ms, $7 retention ms,
--- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint.
+-- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint,
+-- [#20 listing] $11 run id, $12 call id, $13 description (NULL when absent): kept for operators.
 -- Returns exactly one row: the record as it stands after this statement, the database clock,
 -- and \`acquired\` (true when the caller is the holder: this statement made it so, or the caller's
 -- own earlier claim did and this is the same request resent; owners are unique per attempt).
@@ -175,7 +229,8 @@ WITH answered AS (
 ), upserted AS (
   INSERT INTO {{table}} AS record (
     tenant, key, tool, fingerprint, state, fence, attempt, owner,
-    claimed_at, lease_expires_at, expires_at, retention_ms, waited
+    claimed_at, lease_expires_at, expires_at, retention_ms, waited,
+    run_id, call_id, description, updated_at -- [#20 listing]
   )
   SELECT
     $1::text, $2::text, $3::text, $4::text, 'in_progress', 1, 1, $5::text,
@@ -183,12 +238,14 @@ WITH answered AS (
     statement_timestamp() + $6::float8 * interval '1 millisecond',
     statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond',
     $7::bigint,
-    false
+    false,
+    $11::text, $12::text, $13::text, date_trunc('milliseconds', statement_timestamp()) -- [#20 listing]
   WHERE NOT EXISTS (SELECT 1 FROM answered)
   ON CONFLICT (tenant, key) DO UPDATE SET (
     tool, fingerprint, state, fence, attempt, owner,
     claimed_at, lease_expires_at, expires_at, retention_ms,
-    outcome, outcome_bytes, error_type, error_message, waited
+    outcome, outcome_bytes, error_type, error_message, waited,
+    run_id, call_id, description, updated_at, resolution -- [#20 listing]
   ) = (
     SELECT
       CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
@@ -237,7 +294,14 @@ WITH answered AS (
       END,
       -- A new record has no waiter yet; a busy claimer is about to wait; otherwise unchanged
       -- (waiters of an attempt that is taken over keep waiting for the record).
-      CASE decision.action WHEN 'fresh' THEN false WHEN 'busy' THEN true ELSE record.waited END
+      CASE decision.action WHEN 'fresh' THEN false WHEN 'busy' THEN true ELSE record.waited END,
+      -- [#20 listing] the new attempt's ids; updated_at when the state is entered anew
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.run_id ELSE record.run_id END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.call_id ELSE record.call_id END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.description ELSE record.description END,
+      CASE WHEN decision.action IN ('fresh', 'takeover', 'abandon', 'indeterminate')
+        THEN date_trunc('milliseconds', statement_timestamp()) ELSE record.updated_at END,
+      CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.resolution END
     FROM (
       SELECT CASE
         -- Past retention: the row is treated as absent and replaced.
@@ -313,7 +377,8 @@ WITH current AS (
     outcome_bytes = $7::bytea,
     error_type = NULL,
     error_message = NULL,
-    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond'
+    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond',
+    updated_at = date_trunc('milliseconds', statement_timestamp()) -- [#20 listing]
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state <> 'completed' AND current.fence = $3::bigint AND current.owner = $4
@@ -337,8 +402,11 @@ CREATE TABLE IF NOT EXISTS {{migrations_table}} (
 );
 `,
   forget: `-- forget: erase every record of tenant $1, expired ones included; counts the live ones.
+-- [#20 listing] The tenant's resolution entries go in the same statement.
 WITH erased AS (
   DELETE FROM {{table}} WHERE tenant = $1 RETURNING expires_at
+), journal AS (
+  DELETE FROM {{resolutions_table}} WHERE tenant = $1
 )
 SELECT count(*) FILTER (WHERE expires_at > statement_timestamp())::float8 AS erased
 FROM erased;
@@ -348,9 +416,70 @@ SELECT
   tenant, key, tool, fingerprint, state, fence, attempt, owner,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  outcome, outcome_bytes, error_type, error_message
+  outcome, outcome_bytes, error_type, error_message,
+  -- [#20 listing]
+  run_id, call_id, description,
+  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+  resolution
 FROM {{table}}
 WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp();
+`,
+  listNewest: `-- list-newest: one page of live records by state, newest first (#20). Read-only.
+-- $1 tenant (NULL: every tenant), $2 states (text[] of in_progress, indeterminate, abandoned,
+-- completed), $3 true to take only in-progress records whose lease expired (lease_expired),
+-- $4 tool (NULL: any), $5 olderThanMs (NULL: none), $6 cursor updated_at ms (NULL: from the
+-- start), $7 cursor tenant, $8 cursor key, $9 limit.
+-- updated_at holds whole milliseconds, so the cursor names a position exactly; tenant and key
+-- order by code point (COLLATE "C"), as the partial listing indexes of 0004_listing.sql do.
+SELECT
+  tenant, key, tool, fingerprint, state, fence, attempt, owner,
+  floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
+  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
+  error_type, error_message, run_id, call_id, description,
+  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+  resolution,
+  floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms
+FROM {{table}}
+WHERE ($1::text IS NULL OR tenant = $1::text)
+  AND expires_at > statement_timestamp()
+  AND state = ANY ($2::text[])
+  AND (NOT $3::boolean OR state <> 'in_progress' OR lease_expires_at <= statement_timestamp())
+  AND ($4::text IS NULL OR tool = $4::text)
+  AND ($5::float8 IS NULL OR updated_at <= statement_timestamp() - $5::float8 * interval '1 millisecond')
+  AND ($6::float8 IS NULL OR (updated_at, tenant COLLATE "C", key COLLATE "C") <
+    (timestamptz 'epoch' + $6::float8 * interval '1 millisecond', $7::text, $8::text))
+ORDER BY updated_at DESC, tenant COLLATE "C" DESC, key COLLATE "C" DESC
+LIMIT $9::integer;
+`,
+  listOldest: `-- list-oldest: one page of live records by state, oldest first (#20). Read-only.
+-- $1 tenant (NULL: every tenant), $2 states (text[] of in_progress, indeterminate, abandoned,
+-- completed), $3 true to take only in-progress records whose lease expired (lease_expired),
+-- $4 tool (NULL: any), $5 olderThanMs (NULL: none), $6 cursor updated_at ms (NULL: from the
+-- start), $7 cursor tenant, $8 cursor key, $9 limit.
+-- updated_at holds whole milliseconds, so the cursor names a position exactly; tenant and key
+-- order by code point (COLLATE "C"), as the partial listing indexes of 0004_listing.sql do.
+SELECT
+  tenant, key, tool, fingerprint, state, fence, attempt, owner,
+  floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
+  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
+  error_type, error_message, run_id, call_id, description,
+  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+  resolution,
+  floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms
+FROM {{table}}
+WHERE ($1::text IS NULL OR tenant = $1::text)
+  AND expires_at > statement_timestamp()
+  AND state = ANY ($2::text[])
+  AND (NOT $3::boolean OR state <> 'in_progress' OR lease_expires_at <= statement_timestamp())
+  AND ($4::text IS NULL OR tool = $4::text)
+  AND ($5::float8 IS NULL OR updated_at <= statement_timestamp() - $5::float8 * interval '1 millisecond')
+  AND ($6::float8 IS NULL OR (updated_at, tenant COLLATE "C", key COLLATE "C") >
+    (timestamptz 'epoch' + $6::float8 * interval '1 millisecond', $7::text, $8::text))
+ORDER BY updated_at ASC, tenant COLLATE "C" ASC, key COLLATE "C" ASC
+LIMIT $9::integer;
 `,
   markIndeterminate: `-- mark-indeterminate: keep the claim as indeterminate with the error, if the holder
 -- ($3 fence, $4 owner) is current and in progress. Retention restarts.
@@ -369,7 +498,8 @@ WITH current AS (
     state = 'indeterminate',
     error_type = $5,
     error_message = $6,
-    expires_at = statement_timestamp() + $7::float8 * interval '1 millisecond'
+    expires_at = statement_timestamp() + $7::float8 * interval '1 millisecond',
+    updated_at = date_trunc('milliseconds', statement_timestamp()) -- [#20 listing]
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4
@@ -485,9 +615,19 @@ WITH current AS (
 SELECT current.state, current.fence, current.owner, renewed.lease_expires_at_ms AS renewed_lease_ms
 FROM current LEFT JOIN renewed ON true;
 `,
+  resolutions: `-- resolutions: the resolution entries of one key, newest first, while they last (#20).
+-- $1 tenant, $2 key.
+SELECT
+  tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
+  resolved_by, reason, floor(extract(epoch FROM resolved_at) * 1000)::float8 AS resolved_at_ms
+FROM {{resolutions_table}}
+WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
+ORDER BY resolved_at DESC;
+`,
   resolveCompleted: `-- resolve-completed: an operator states the outcome of an indeterminate or abandoned record.
 -- $1 tenant, $2 key, $3 outcome as text (NULL when it holds NUL), $4 retention ms,
--- $5 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
+-- $5 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql),
+-- [#20 listing] $6 by, $7 reason (NULL when absent).
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and \`changed\`.
 -- Same lock-then-update shape as renew.sql (see there).
@@ -504,11 +644,32 @@ WITH current AS (
     outcome_bytes = $5::bytea,
     error_type = NULL,
     error_message = NULL,
-    expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond'
+    expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond',
+    -- [#20 listing]
+    updated_at = date_trunc('milliseconds', statement_timestamp()),
+    resolution = jsonb_strip_nulls(jsonb_build_object(
+      'key', current.key, 'tenant', current.tenant, 'tool', current.tool, 'action', 'completed',
+      'fromState', current.state, 'fence', current.fence, 'attempt', current.attempt,
+      'error', CASE WHEN current.error_type IS NULL THEN NULL
+        ELSE jsonb_build_object('type', current.error_type, 'message', coalesce(current.error_message, '')) END,
+      'by', $6::text, 'reason', $7::text,
+      'atMs', floor(extract(epoch FROM statement_timestamp()) * 1000)::float8))
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state IN ('indeterminate', 'abandoned')
   RETURNING 1
+), journal AS (
+  -- [#20 listing] the resolution entry, in the same statement and on the same condition
+  INSERT INTO {{resolutions_table}} (
+    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
+    resolved_by, reason, resolved_at, expires_at
+  )
+  SELECT current.tenant, current.key, current.tool, 'completed', current.state, current.fence,
+    current.attempt, current.error_type, current.error_message, $6::text, $7::text,
+    date_trunc('milliseconds', statement_timestamp()),
+    statement_timestamp() + $4::float8 * interval '1 millisecond'
+  FROM current
+  WHERE current.state IN ('indeterminate', 'abandoned')
 )
 SELECT
   EXISTS (SELECT 1 FROM resolved) AS changed,
@@ -521,7 +682,7 @@ FROM current;
 `,
   resolveReleased: `-- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
 -- the record is deleted so the call may run again.
--- $1 tenant, $2 key.
+-- $1 tenant, $2 key, [#20 listing] $3 retention ms of the resolution entry, $4 by, $5 reason.
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and \`changed\`.
 -- Same lock-then-change shape as renew.sql (see there).
@@ -536,6 +697,18 @@ WITH current AS (
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state IN ('indeterminate', 'abandoned')
   RETURNING 1
+), journal AS (
+  -- [#20 listing] the resolution entry, in the same statement and on the same condition
+  INSERT INTO {{resolutions_table}} (
+    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
+    resolved_by, reason, resolved_at, expires_at
+  )
+  SELECT current.tenant, current.key, current.tool, 'released', current.state, current.fence,
+    current.attempt, current.error_type, current.error_message, $4::text, $5::text,
+    date_trunc('milliseconds', statement_timestamp()),
+    statement_timestamp() + $3::float8 * interval '1 millisecond'
+  FROM current
+  WHERE current.state IN ('indeterminate', 'abandoned')
 )
 SELECT
   EXISTS (SELECT 1 FROM resolved) AS changed,

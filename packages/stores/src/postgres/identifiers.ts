@@ -72,6 +72,12 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       notify_update_trigger: quoteIdentifier(`${table}_notify_update`),
       notify_delete_trigger: quoteIdentifier(`${table}_notify_delete`),
       channel: quoteLiteral(channel),
+      // [#20 listing]
+      resolutions_table: qualify(`${table}_resolutions`),
+      list_tenant_index: quoteIdentifier(`${table}_list_tenant`),
+      list_all_index: quoteIdentifier(`${table}_list_all`),
+      resolutions_key_index: quoteIdentifier(`${table}_res_key`),
+      resolutions_expires_index: quoteIdentifier(`${table}_res_expires`),
     },
   };
 }

@@ -6,6 +6,8 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
@@ -13,6 +15,7 @@ import type {
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
@@ -34,6 +37,7 @@ import type { Pool, PoolClient } from 'pg';
 
 import { migrations, statements } from './generated-sql.js';
 import { type PostgresNames, postgresNames, renderSql, validateIdentifier } from './identifiers.js';
+import { listPostgres, operatorFieldsOf, resolutionsPostgres } from './listing.js';
 import { type FailureSite, toStoreError } from './postgres-errors.js';
 import { type PostgresListenConnection, SettleListener, type SettleWaiter } from './settle-listener.js';
 
@@ -364,6 +368,9 @@ export class PostgresStore implements IdempotencyStore {
       options.mode,
       options.maxAttempts,
       options.checkFingerprint,
+      options.runId ?? null, // [#20 listing] kept for operators
+      options.callId ?? null,
+      options.description ?? null,
     ]);
     this.afterClaim();
     if (row === undefined)
@@ -503,14 +510,33 @@ export class PostgresStore implements IdempotencyStore {
         stored.text,
         retentionMs,
         stored.bytes,
+        resolution.by ?? null, // [#20 listing] the audit, kept in the resolution entry
+        resolution.reason ?? null,
       ]);
     } else {
-      row = await this.queryOne('resolve', this.sql.resolveReleased, [ref.tenant, ref.key]);
+      checkRetentionMs(retentionMs);
+      row = await this.queryOne('resolve', this.sql.resolveReleased, [
+        ref.tenant,
+        ref.key,
+        retentionMs,
+        resolution.by ?? null,
+        resolution.reason ?? null,
+      ]);
     }
     if (row === undefined) return { status: 'not_found' };
     return row.changed === true
       ? { status: 'resolved' }
       : { status: 'not_resolvable', record: toRecord(row) };
+  }
+
+  /** [#20 listing] {@inheritDoc IdempotencyStore.list} */
+  async list(options: ListOptions): Promise<ListPage> {
+    return listPostgres((...args) => this.query(...args), this.sql, options, toRecord);
+  }
+
+  /** [#20 listing] {@inheritDoc IdempotencyStore.resolutions} */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    return resolutionsPostgres((...args) => this.query(...args), this.sql.resolutions, ref);
   }
 
   /**
@@ -907,5 +933,5 @@ function toRecord(row: Row): IdempotencyRecord {
   if (row.error_type !== null && row.error_type !== undefined) {
     record.error = { type: String(row.error_type), message: String(row.error_message ?? '') };
   }
-  return record;
+  return { ...record, ...operatorFieldsOf(row) }; // [#20 listing]
 }

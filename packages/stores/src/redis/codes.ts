@@ -9,6 +9,7 @@ import type {
   RecordState,
   ReleaseResult,
   RenewResult,
+  ResolutionEntry,
   ResolveResult,
 } from '@toolfence/core';
 
@@ -38,7 +39,7 @@ export class UnexpectedReplyError extends Error {
   }
 }
 
-type Reply = readonly unknown[];
+export type Reply = readonly unknown[];
 
 const recordStates: ReadonlySet<string> = new Set<RecordState>([
   'in_progress',
@@ -47,7 +48,7 @@ const recordStates: ReadonlySet<string> = new Set<RecordState>([
   'abandoned',
 ]);
 
-function asReply(script: string, reply: unknown): Reply {
+export function asReply(script: string, reply: unknown): Reply {
   if (!Array.isArray(reply) || reply.length < 2) throw new UnexpectedReplyError(script, reply);
   return reply;
 }
@@ -70,7 +71,7 @@ function text(script: string, reply: Reply, index: number): string {
  */
 const MAX_REPLY_INTEGER = 2 ** 52 - 1;
 
-function integer(script: string, reply: Reply, index: number): number {
+export function integer(script: string, reply: Reply, index: number): number {
   const value = Number(reply[index]);
   if (!Number.isSafeInteger(value) || Math.abs(value) > MAX_REPLY_INTEGER) {
     throw new UnexpectedReplyError(script, reply);
@@ -83,9 +84,15 @@ export function replyNowMs(script: string, reply: unknown): number {
   return integer(script, asReply(script, reply), 1);
 }
 
-/** Decodes the record carried at reply[2..12] (see `recordReply` in lua/includes/record.lua). */
-function decodeRecord(script: string, ref: RecordRef, reply: Reply): IdempotencyRecord {
-  if (reply.length !== 13) throw new UnexpectedReplyError(script, reply);
+/**
+ * Decodes the record carried at reply[2..] (see `recordReply` in lua/includes/record.lua):
+ * 13 elements, then [#20 listing] runId, callId, description, claimedAtMs, updatedAtMs (18),
+ * then a resolution entry's fields when an operator resolved it (28).
+ */
+export function decodeRecord(script: string, ref: RecordRef, reply: Reply): IdempotencyRecord {
+  if (reply.length !== 13 && reply.length !== 18 && reply.length !== 28) {
+    throw new UnexpectedReplyError(script, reply);
+  }
   const state = text(script, reply, 2);
   if (!recordStates.has(state)) throw new UnexpectedReplyError(script, reply);
   const outcome = reply[10] === null ? undefined : text(script, reply, 10);
@@ -105,6 +112,67 @@ function decodeRecord(script: string, ref: RecordRef, reply: Reply): Idempotency
     ...(errorType === undefined
       ? {}
       : { error: { type: errorType, message: reply[12] === null ? '' : text(script, reply, 12) } }),
+    ...operatorFields(script, ref, reply),
+  };
+}
+
+/** [#20 listing] The operator fields of a record reply (absent in a 13-element reply). */
+function operatorFields(script: string, ref: RecordRef, reply: Reply): Partial<IdempotencyRecord> {
+  if (reply.length === 13) return {};
+  const optionalText = (index: number) => (reply[index] === null ? undefined : text(script, reply, index));
+  const fields: { -readonly [K in keyof IdempotencyRecord]?: IdempotencyRecord[K] } = {};
+  const runId = optionalText(13);
+  const callId = optionalText(14);
+  const description = optionalText(15);
+  if (runId !== undefined) fields.runId = runId;
+  if (callId !== undefined) fields.callId = callId;
+  if (description !== undefined) fields.description = description;
+  if (reply[16] !== null) fields.claimedAtMs = integer(script, reply, 16);
+  if (reply[17] !== null) fields.updatedAtMs = integer(script, reply, 17);
+  if (reply.length === 28) fields.resolution = decodeEntry(script, ref, reply.slice(18), reply);
+  return fields;
+}
+
+/**
+ * [#20 listing] A resolution entry: action, fromState, fence, attempt, errorType, errorMessage,
+ * by, reason, atMs, tool (each absent one nil), as resolve-1.lua packs it.
+ */
+export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole: unknown): ResolutionEntry {
+  const field = (index: number) => {
+    const value = entry[index];
+    if (value === null || value === undefined) return undefined;
+    if (typeof value === 'string') return value;
+    if (Buffer.isBuffer(value)) return value.toString('utf8');
+    throw new UnexpectedReplyError(script, whole);
+  };
+  const number = (index: number) => {
+    const value = Number(entry[index]);
+    if (!Number.isSafeInteger(value)) throw new UnexpectedReplyError(script, whole);
+    return value;
+  };
+  const action = field(0);
+  const fromState = field(1);
+  if (
+    (action !== 'completed' && action !== 'released') ||
+    (fromState !== 'indeterminate' && fromState !== 'abandoned')
+  ) {
+    throw new UnexpectedReplyError(script, whole);
+  }
+  const errorType = field(4);
+  const by = field(6);
+  const reason = field(7);
+  return {
+    key: ref.key,
+    tenant: ref.tenant,
+    tool: field(9) ?? '',
+    action,
+    fromState,
+    fence: number(2),
+    attempt: number(3),
+    ...(errorType === undefined ? {} : { error: { type: errorType, message: field(5) ?? '' } }),
+    ...(by === undefined ? {} : { by }),
+    ...(reason === undefined ? {} : { reason }),
+    atMs: number(8),
   };
 }
 

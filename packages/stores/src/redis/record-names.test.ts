@@ -3,9 +3,10 @@ import {
   assertValidPrefix,
   escapeGlob,
   escapeKey,
+  expiryIndexPattern,
   recordNames,
   TENANT_TAG_CACHE_SIZE,
-  tenantPattern,
+  tenantNames,
   tenantTag,
 } from './record-names.js';
 
@@ -43,20 +44,23 @@ describe('record names', () => {
     expect(escapeKey('%3A')).not.toBe(escapeKey(':'));
   });
 
-  it('puts record and channel in one hash tag per record', () => {
+  it("puts a tenant's records, channels, journals and indexes in one hash tag per tenant, under layout v2", () => {
+    const tag = tenantTag('acme');
     const names = recordNames('tf', { tenant: 'acme', key: 'k1' });
-    expect(names.key).toBe(`tf:r:{${tenantTag('acme')}:k1}`);
-    expect(names.channel).toBe(`tf:s:{${tenantTag('acme')}:k1}`);
+    expect(names.key).toBe(`tf:v2:r:{${tag}}:k1`);
+    expect(names.channel).toBe(`tf:v2:s:{${tag}}:k1`);
+    expect(names.journal).toBe(`tf:v2:j:{${tag}}:k1`);
+    expect(tenantNames('tf', 'acme')).toEqual({ index: `tf:v2:i:{${tag}}`, expiry: `tf:v2:x:{${tag}}` });
   });
 
-  it("builds a tenant pattern that matches that tenant's records only, even with a glob-y prefix", () => {
+  it("builds a pattern that matches every tenant's expiry index only, even with a glob-y prefix", () => {
     const prefix = 'app*[1]?';
     expect(escapeGlob(prefix)).toBe('app\\*\\[1\\]\\?');
-    const pattern = tenantPattern(prefix, 'acme');
-    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme', key: 'k' }).key)).toBe(true);
-    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme2', key: 'k' }).key)).toBe(false);
-    expect(globMatches(pattern, recordNames('appX[1]?', { tenant: 'acme', key: 'k' }).key)).toBe(false);
-    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme', key: 'k' }).channel)).toBe(false);
+    const pattern = expiryIndexPattern(prefix);
+    expect(globMatches(pattern, tenantNames(prefix, 'acme').expiry)).toBe(true);
+    expect(globMatches(pattern, tenantNames(prefix, 'acme').index)).toBe(false);
+    expect(globMatches(pattern, tenantNames('appX[1]?', 'acme').expiry)).toBe(false);
+    expect(globMatches(pattern, recordNames(prefix, { tenant: 'acme', key: 'k' }).key)).toBe(false);
   });
 
   it('refuses prefixes that would move the hash tag', () => {

@@ -5,6 +5,8 @@ import type { RecordRef } from '@toolfence/core';
 export interface RecordNames {
   readonly key: string;
   readonly channel: string;
+  /** [#20 listing] The key's resolution journal. */
+  readonly journal: string;
 }
 
 /**
@@ -45,17 +47,40 @@ export function escapeGlob(text: string): string {
 }
 
 /**
- * `<prefix>:r:{<tenantTag>:<escapedKey>}` and `<prefix>:s:{...}`. The braces are a Redis Cluster
- * hash tag: the record and its channel hash to one slot, and each script touches that one key.
+ * Version of the key layout, part of every name: records written under another layout are not
+ * found (docs/redis.md, "Upgrading": drain before you upgrade).
+ */
+export const KEY_LAYOUT = 'v2';
+
+/**
+ * `<prefix>:v2:r:{<tenantTag>}:<escapedKey>` and `<prefix>:v2:s:{<tenantTag>}:<escapedKey>`. The
+ * braces are a Redis Cluster hash tag per TENANT: a tenant's records, channels, listing indexes
+ * and resolution journals hash to one slot, so a script can keep the index with the record.
  */
 export function recordNames(prefix: string, ref: RecordRef): RecordNames {
-  const tag = `${tenantTag(ref.tenant)}:${escapeKey(ref.key)}`;
-  return { key: `${prefix}:r:{${tag}}`, channel: `${prefix}:s:{${tag}}` };
+  const tag = tenantTag(ref.tenant);
+  const key = escapeKey(ref.key);
+  return {
+    key: `${prefix}:${KEY_LAYOUT}:r:{${tag}}:${key}`,
+    channel: `${prefix}:${KEY_LAYOUT}:s:{${tag}}:${key}`,
+    journal: `${prefix}:${KEY_LAYOUT}:j:{${tag}}:${key}`,
+  };
 }
 
-/** The SCAN MATCH pattern of every record of one tenant. */
-export function tenantPattern(prefix: string, tenant: string): string {
-  return `${escapeGlob(prefix)}:r:{${tenantTag(tenant)}:*`;
+/** A tenant's listing index and expiry index (see lua/includes/record.lua). */
+export function tenantNames(prefix: string, tenant: string): { index: string; expiry: string } {
+  const tag = tenantTag(tenant);
+  return { index: `${prefix}:${KEY_LAYOUT}:i:{${tag}}`, expiry: `${prefix}:${KEY_LAYOUT}:x:{${tag}}` };
+}
+
+/** The SCAN MATCH pattern of every tenant's expiry index (listing every tenant: operators only). */
+export function expiryIndexPattern(prefix: string): string {
+  return `${escapeGlob(prefix)}:${KEY_LAYOUT}:x:{*}`;
+}
+
+/** The listing index that goes with an expiry index name. */
+export function indexOfExpiry(expiry: string): string {
+  return expiry.replace(/:x:\{([0-9a-f]{32})\}$/, ':i:{$1}');
 }
 
 /** Throws a TypeError unless `prefix` is usable in Redis names. */

@@ -10,17 +10,19 @@ import {
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
-  checkTenant,
   checkWaitOptions,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListOptions,
+  type ListPage,
   type MarkIndeterminateResult,
   type RecordedError,
   type RecordRef,
   type ReleaseResult,
   type RenewResult,
   type Resolution,
+  type ResolutionEntry,
   type ResolveResult,
   StoreUnavailableError,
   type WaitOptions,
@@ -38,7 +40,8 @@ import {
   renewResult,
   resolveResult,
 } from './codes.js';
-import { assertValidPrefix, type RecordNames, recordNames, tenantPattern } from './record-names.js';
+import { forgetRedis, listRedis, type RedisOperatorHost, resolutionsRedis } from './listing.js';
+import { assertValidPrefix, type RecordNames, recordNames } from './record-names.js';
 import { describeRedisAddress, toRedisStoreError } from './redis-errors.js';
 import { ReplyDeadlines } from './reply-deadlines.js';
 import { packageVersion, type RedisScript, scripts } from './scripts.js';
@@ -83,8 +86,6 @@ const DEFAULT_OPERATION_TIMEOUT_MS = 5000;
 /** First re-check of a waited record when no message came; doubles up to the maximum. */
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 2000;
-/** Keys asked for per SCAN step and erased per pipeline in `forget`. */
-const FORGET_BATCH = 500;
 
 function scriptCommandName(script: RedisScript): string {
   return `toolfence_${packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_${script.name.replace(/-/g, '_')}`;
@@ -108,7 +109,7 @@ function isCluster(client: Redis | Cluster): client is Cluster {
  *
  * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
  *   one Lua script; deadlines come from the Redis server's clock (`TIME`), never the worker's.
- * - A record is one Redis string (MessagePack) under `<prefix>:r:{<tenant digest>:<key>}`; the
+ * - A record is one Redis string (MessagePack) under `<prefix>:v2:r:{<tenant digest>}:<key>`; the
  *   hash tag keeps each script on one Cluster slot. Retention is the key's expiry (`PXAT`).
  * - A claim answers with the record in the same round trip: a first call costs two round
  *   trips (claim, complete), a repeat or a takeover one.
@@ -148,6 +149,8 @@ export class RedisStore implements IdempotencyStore {
   #corked: { uncork(): void } | undefined;
   /** Pending waits, failed when the store closes. */
   readonly #waits = new Set<(error: Error) => void>();
+  /** [#20 listing] What listing.ts needs of this store. */
+  readonly #operatorHost: RedisOperatorHost;
   #closed = false;
 
   /**
@@ -187,6 +190,14 @@ export class RedisStore implements IdempotencyStore {
     }
     this.#commands = commands as Record<keyof typeof scripts, ScriptCommand>;
     this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
+    this.#operatorHost = {
+      prefix: this.#prefix,
+      client,
+      command: (name) => this.#commands[name],
+      run: (operation, connection, exchange) => this.#run(operation, connection, exchange),
+      decode: (operation, decode) => this.#decode(operation, decode),
+      masters: (operation) => this.#masters(operation),
+    };
   }
 
   /** Redis key and channel of a record (exposed for operators and tests). */
@@ -210,6 +221,10 @@ export class RedisStore implements IdempotencyStore {
         options.maxAttempts,
         options.checkFingerprint ? '1' : '0',
         names.channel,
+        ref.tenant, // [#20 listing] then what the record keeps for operators
+        options.runId ?? '',
+        options.callId ?? '',
+        options.description ?? '',
       ),
     );
     return this.#decode('claim', () => claimResult(ref, reply));
@@ -288,50 +303,46 @@ export class RedisStore implements IdempotencyStore {
     checkResolution(resolution);
     const released = 'released' in resolution && resolution.released === true;
     const outcome = released ? '' : (resolution as { outcome: string }).outcome;
-    if (!released) checkRetentionMs(retentionMs);
+    checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
     const reply = await this.#run('resolve', this.#client, () =>
       this.#commands.resolve(
         names.key,
         released ? 'released' : 'outcome',
         outcome,
-        released ? 1 : retentionMs,
+        retentionMs,
         names.channel,
+        resolution.by ?? '', // [#20 listing] the audit, kept in the resolution entry
+        resolution.reason ?? '',
       ),
     );
     return this.#decode('resolve', () => resolveResult(ref, reply));
   }
 
   /**
-   * Erases every record of `tenant`: SCAN with the tenant's pattern on every master the client
-   * knows (`client.nodes('master')` for a Cluster), UNLINK in pipelined batches of single-key
-   * commands (each key is its own slot, so no batch can be CROSSSLOT). Not atomic: a record
-   * claimed while it runs may survive. Returns how many records were erased.
+   * [#20 listing] A page of records by state from the tenant's listing index, kept by the same
+   * scripts that change state (docs/redis.md, "Listing"). Every tenant (`allTenants`) is found by
+   * SCAN over the tenants' index names: an operator's request, never a tool call's.
+   * @throws StoreInputError, StoreUnavailableError
+   */
+  async list(options: ListOptions): Promise<ListPage> {
+    return listRedis(this.#operatorHost, options);
+  }
+
+  /** [#20 listing] The resolutions of a key, newest first. @throws StoreUnavailableError */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    return resolutionsRedis(this.#operatorHost, ref);
+  }
+
+  /**
+   * Erases every record of `tenant`, with its index entries and resolution journals: the
+   * tenant's expiry index names them all, erased in batches of one script each on the tenant's
+   * slot. Not atomic: a record claimed while it runs may survive. Returns how many records were
+   * erased.
    * @throws StoreUnavailableError
    */
   async forget(options: { readonly tenant: string }): Promise<number> {
-    checkTenant(options?.tenant);
-    const pattern = tenantPattern(this.#prefix, options.tenant);
-    const masters = await this.#masters();
-    let erased = 0;
-    for (const node of masters) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await this.#run('forget', node, () =>
-          node.scan(cursor, 'MATCH', pattern, 'COUNT', FORGET_BATCH),
-        );
-        cursor = next;
-        if (keys.length === 0) continue;
-        const pipeline = node.pipeline();
-        for (const key of keys) pipeline.unlink(key);
-        const results = await this.#run('forget', node, () => pipeline.exec());
-        for (const [error, count] of results ?? []) {
-          if (error) throw toRedisStoreError('forget', error, this.#site);
-          erased += Number(count);
-        }
-      } while (cursor !== '0');
-    }
-    return erased;
+    return forgetRedis(this.#operatorHost, options?.tenant);
   }
 
   /**
@@ -451,16 +462,16 @@ export class RedisStore implements IdempotencyStore {
     return this.#decode(operation, () => getResult(ref, reply));
   }
 
-  async #masters(): Promise<Redis[]> {
+  async #masters(operation: string): Promise<Redis[]> {
     const client = this.#client;
     if (!isCluster(client)) return [client];
     if (client.status !== 'ready') {
       // Topology is known once the cluster is ready; a PING waits for that (bounded below).
-      await this.#run('forget', client, () => client.ping());
+      await this.#run(operation, client, () => client.ping());
     }
     const masters = client.nodes('master');
     if (masters.length === 0) {
-      throw new StoreUnavailableError('forget', `${this.#site}: the cluster client knows no master`);
+      throw new StoreUnavailableError(operation, `${this.#site}: the cluster client knows no master`);
     }
     return masters;
   }

@@ -31,6 +31,8 @@ export const scripts = {
     ARGV[7] maxAttempts (>= 1)
     ARGV[8] checkFingerprint: '1' or '0'
     ARGV[9] settle channel (published to when the claim settles an expired record)
+    ARGV[10] tenant, ARGV[11] runId, ARGV[12] callId, ARGV[13] description ('' when absent):
+             kept for operators [#20 listing]
 
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
@@ -56,14 +58,26 @@ local atLeastOnce = ARGV[6] == '1'
 local maxAttempts = tonumber(ARGV[7])
 local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
+-- [#20 listing]
+local tenant = ARGV[10]
+local function given(value) if value == nil or value == '' then return nil end return value end
+local callInfo = { runId = given(ARGV[11]), callId = given(ARGV[12]), description = given(ARGV[13]) }
 
 --[[
   Shared helpers, inlined by the generator where a script says @include "record".
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -93,13 +107,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -120,6 +172,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -129,19 +189,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -168,7 +289,14 @@ if not record then
     retentionMs = retentionMs,
     tool = tool,
     fingerprint = fingerprint,
+    runId = callInfo.runId, callId = callInfo.callId, description = callInfo.description, -- [#20 listing]
+    claimedAtMs = now,
+    updatedAtMs = now,
   })
+  -- [#20 listing] the tenant's name, for listings of every tenant; then a bounded index sweep
+  local _, expiryKey = indexNames(key)
+  redis.call('ZADD', expiryKey, 'NX', 'inf', 't|' .. tenant)
+  sweepIndex(key, now, 4)
   return { 1, now, 1, 1, leaseExpiresAtMs, 0 }
 end
 
@@ -209,6 +337,9 @@ if atLeastOnce and record.attempt < maxAttempts then
   record.leaseExpiresAtMs = now + leaseMs
   record.retentionMs = retentionMs
   record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + retentionMs)
+  -- [#20 listing]
+  record.runId, record.callId, record.description = callInfo.runId, callInfo.callId, callInfo.description
+  record.claimedAtMs, record.updatedAtMs = now, now
   writeRecord(key, record)
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, 1 }
 end
@@ -229,6 +360,7 @@ else
 end
 record.expiresAtMs = now + retentionMs
 record.retentionMs = retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, record.state)
 return recordReply(code, now, record)
@@ -269,8 +401,16 @@ local channel = ARGV[5]
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -300,13 +440,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -327,6 +505,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -336,19 +522,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -380,35 +627,48 @@ record.errorType = nil
 record.errorMessage = nil
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, 'completed')
 return { 10, now }
 `,
   },
-  get: {
-    name: 'get',
-    numberOfKeys: 1,
+  forget: {
+    name: 'forget',
+    numberOfKeys: 2,
     lua: `--[[
-  Reads a record together with the Redis clock (waiters judge the lease deadline by it).
-  Read-only.
+  [#20 listing] Erases up to ARGV[1] entries of a tenant's expiry index: the records (and their
+  listing entries) and resolution journals it names. Called until it reports nothing left; the
+  tenant's indexes go with the last batch.
 
   Input:
-    KEYS[1] record key
+    KEYS[1] listing index of the tenant (\`<base>:i:{tag}\`)
+    KEYS[2] expiry index of the tenant (\`<base>:x:{tag}\`)
+
+    ARGV[1] batch size
 
   Output:
-    { 15, nowMs, <record> }  found
-    { 11, nowMs }  not found (released or past retention)
-  <record> as in claim-1.lua
+    { 10, nowMs, records erased, entries left }
 ]]
-local key = KEYS[1]
+local indexKey = KEYS[1]
+local expiryKey = KEYS[2]
+local batch = tonumber(ARGV[1])
 
 --[[
   Shared helpers, inlined by the generator where a script says @include "record".
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -438,13 +698,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -465,6 +763,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -474,19 +780,331 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
+end
+
+-- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
+local function announceSettled(channel, state)
+  redis.call('PUBLISH', channel, state)
+end
+
+local now = nowMs()
+local base, tag = string.match(indexKey, '^(.*):i:(%b{})$')
+local erased = 0
+local members = redis.call('ZRANGE', expiryKey, 0, batch - 1)
+for _, member in ipairs(members) do
+  local kind = string.sub(member, 1, 2)
+  if kind == 'j|' then
+    redis.call('DEL', base .. ':j:' .. tag .. ':' .. escapeKey(string.sub(member, 3)))
+    redis.call('ZREM', expiryKey, member)
+  elseif kind ~= 't|' then
+    erased = erased + redis.call('DEL', memberRecordKey(base, tag, member))
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
+  end
+end
+local left = redis.call('ZCARD', expiryKey)
+if left <= 1 then
+  local rest = redis.call('ZRANGE', expiryKey, 0, -1)
+  if #rest == 0 or string.sub(rest[1], 1, 2) == 't|' then
+    redis.call('DEL', expiryKey)
+    redis.call('DEL', indexKey)
+    left = 0
+  end
+end
+return { 10, now, erased, left }
+`,
+  },
+  get: {
+    name: 'get',
+    numberOfKeys: 1,
+    lua: `--[[
+  Reads a record together with the Redis clock (waiters judge the lease deadline by it).
+  Read-only.
+
+  Input:
+    KEYS[1] record key
+
+  Output:
+    { 15, nowMs, <record> }  found
+    { 11, nowMs }  not found (released or past retention)
+  <record> as in claim-1.lua
+]]
+local key = KEYS[1]
+
+--[[
+  Shared helpers, inlined by the generator where a script says @include "record".
+
+  A record is ONE Redis string holding a MessagePack sequence, in this order:
+    state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
+  (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
+  binary-safe, so outcomes round-trip byte for byte.
+
+  All times are epoch milliseconds on the Redis server's clock.
+]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
+local function readRecord(key)
+  local raw = redis.call('GET', key)
+  if not raw then
+    return nil
+  end
+  local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
+  return {
+    state = state,
+    fence = fence,
+    attempt = attempt,
+    owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs,
+    expiresAtMs = expiresAtMs,
+    retentionMs = retentionMs,
+    tool = tool,
+    fingerprint = fingerprint,
+    outcome = outcome,
+    errorType = errorType,
+    errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
+  }
+end
+
+-- Writes the record and sets its expiry (retention) in one command.
+local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
+  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
+  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+end
+
+-- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
+-- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
+-- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
+local function recordReply(code, now, record)
+  local reply = {
+    code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
+    record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
+    record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
+  }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -501,6 +1119,315 @@ if not record then
   return { 11, now }
 end
 return recordReply(15, now, record)
+`,
+  },
+  list: {
+    name: 'list',
+    numberOfKeys: 2,
+    lua: `--[[
+  [#20 listing] Operator: one page of a tenant's records by state, from the tenant's listing
+  index (never a scan of the keyspace). Read-mostly: an index entry whose record is gone or has
+  moved on (expired, re-claimed) is pruned here.
+
+  Input:
+    KEYS[1] listing index of the tenant (\`<base>:i:{tag}\`)
+    KEYS[2] expiry index of the tenant (\`<base>:x:{tag}\`)
+
+    ARGV[1] order: 'oldest' or 'newest'
+    ARGV[2] limit (records in the page)
+    ARGV[3] entries fetched per state at most (the page's scan budget)
+    ARGV[4] state letters: any of 'i' indeterminate, 'a' abandoned, 'c' completed, 'p' in progress
+    ARGV[5] which in-progress records: 'all', 'expired' (lease past by the Redis clock)
+    ARGV[6] tool ('' for any)
+    ARGV[7] olderThanMs ('' for none)
+    ARGV[8] position to start after: '<15-digit updatedAtMs><key>' ('' from the start)
+    ARGV[9] '1' when the position itself is included, '0' when not
+
+  Output:
+    { 15, nowMs, last examined position | false (no more entries), tenant | false,
+      { key, <record> }, ... }
+  <record> as recordReply in includes/record.lua (its code and nowMs included)
+]]
+local indexKey = KEYS[1]
+local oldest = ARGV[1] == 'oldest'
+local limit = tonumber(ARGV[2])
+local fetch = tonumber(ARGV[3])
+local letters = ARGV[4]
+local expiredOnly = ARGV[5] == 'expired'
+local tool = ARGV[6]
+local olderThanMs = tonumber(ARGV[7])
+local position = ARGV[8]
+local inclusive = ARGV[9] == '1'
+
+--[[
+  Shared helpers, inlined by the generator where a script says @include "record".
+
+  A record is ONE Redis string holding a MessagePack sequence, in this order:
+    state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
+  (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
+  binary-safe, so outcomes round-trip byte for byte.
+
+  All times are epoch milliseconds on the Redis server's clock.
+]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
+local function readRecord(key)
+  local raw = redis.call('GET', key)
+  if not raw then
+    return nil
+  end
+  local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
+  return {
+    state = state,
+    fence = fence,
+    attempt = attempt,
+    owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs,
+    expiresAtMs = expiresAtMs,
+    retentionMs = retentionMs,
+    tool = tool,
+    fingerprint = fingerprint,
+    outcome = outcome,
+    errorType = errorType,
+    errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
+  }
+end
+
+-- Writes the record and sets its expiry (retention) in one command.
+local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
+  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
+  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+end
+
+-- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
+-- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
+-- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
+local function recordReply(code, now, record)
+  local reply = {
+    code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
+    record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
+    record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
+  }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
+end
+
+-- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
+local function announceSettled(channel, state)
+  redis.call('PUBLISH', channel, state)
+end
+
+local now = nowMs()
+local base, tag = string.match(indexKey, '^(.*):i:(%b{})$')
+local expiryKey = KEYS[2]
+
+local candidates = {}
+local bound = nil
+for index = 1, #letters do
+  local letter = string.sub(letters, index, index)
+  local after = string.char(string.byte(letter) + 1)
+  local from = nil
+  if position ~= '' then from = (inclusive and '[' or '(') .. letter .. position end
+  local items
+  if oldest then
+    items = redis.call('ZRANGEBYLEX', indexKey, from or ('[' .. letter), '(' .. after, 'LIMIT', 0, fetch)
+  else
+    items = redis.call('ZREVRANGEBYLEX', indexKey, from or ('(' .. after), '[' .. letter, 'LIMIT', 0, fetch)
+  end
+  for _, member in ipairs(items) do
+    candidates[#candidates + 1] = member
+  end
+  if #items == fetch then
+    local last = string.sub(items[#items], 2)
+    if bound == nil or (oldest and last < bound) or (not oldest and last > bound) then bound = last end
+  end
+end
+table.sort(candidates, function(a, b)
+  if oldest then return string.sub(a, 2) < string.sub(b, 2) end
+  return string.sub(a, 2) > string.sub(b, 2)
+end)
+
+local named = redis.call('ZRANGEBYSCORE', expiryKey, '+inf', '+inf', 'LIMIT', 0, 1)[1]
+local reply = { 15, now, false, named and string.sub(named, 3) or false }
+local found = 0
+local last = nil
+local stopped = false
+for index, member in ipairs(candidates) do
+  local suffix = string.sub(member, 2)
+  if bound ~= nil and ((oldest and suffix > bound) or (not oldest and suffix < bound)) then
+    break
+  end
+  last = suffix
+  local record = readRecord(memberRecordKey(base, tag, member))
+  if not record or record.indexMember ~= member then
+    redis.call('ZREM', indexKey, member)
+    redis.call('ZREM', expiryKey, member)
+  else
+    local keep = true
+    if record.state == 'in_progress' and expiredOnly and record.leaseExpiresAtMs > now then keep = false end
+    if tool ~= '' and record.tool ~= tool then keep = false end
+    if olderThanMs ~= nil and record.updatedAtMs > now - olderThanMs then keep = false end
+    if keep then
+      found = found + 1
+      reply[#reply + 1] = { string.sub(member, 17), recordReply(0, now, record) }
+    end
+  end
+  if found >= limit then
+    stopped = index < #candidates
+    break
+  end
+end
+if last ~= nil and (stopped or bound ~= nil) then reply[3] = last end
+return reply
 `,
   },
   markIndeterminate: {
@@ -541,8 +1468,16 @@ local channel = ARGV[6]
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -572,13 +1507,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -599,6 +1572,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -608,19 +1589,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -650,6 +1692,7 @@ record.errorType = errorType
 record.errorMessage = errorMessage
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, 'indeterminate')
 return { 10, now }
@@ -686,8 +1729,16 @@ local channel = ARGV[3]
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -717,13 +1768,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -744,6 +1833,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -753,19 +1850,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -786,7 +1944,7 @@ if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-redis.call('DEL', key)
+deleteRecord(key, record) -- [#20 listing] with its index entries
 announceSettled(channel, 'released')
 return { 10, now }
 `,
@@ -820,8 +1978,16 @@ local leaseMs = tonumber(ARGV[3])
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -851,13 +2017,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -878,6 +2082,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -887,19 +2099,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
@@ -927,40 +2200,37 @@ writeRecord(key, record)
 return { 10, now, record.leaseExpiresAtMs }
 `,
   },
-  resolve: {
-    name: 'resolve',
+  resolutions: {
+    name: 'resolutions',
     numberOfKeys: 1,
     lua: `--[[
-  Operator: settles an \`indeterminate\` or \`abandoned\` record, as completed with an outcome
-  (retention restarts) or as released (deleted).
+  [#20 listing] Operator: the resolution entries of one key, newest first, while they last.
+  Read-only.
 
   Input:
-    KEYS[1] record key
-
-    ARGV[1] resolution: 'outcome' or 'released'
-    ARGV[2] outcome (any bytes; ignored for 'released')
-    ARGV[3] retentionMs (> 0)
-    ARGV[4] settle channel
+    KEYS[1] the key's resolution journal (\`<base>:j:{tag}:<key>\`)
 
   Output:
-    { 10, nowMs }  resolved
-    { 11, nowMs }  not found (released or past retention)
-    { 14, nowMs, <record> }  not resolvable: the record is in progress or completed
-  <record> as in claim-1.lua
+    { 15, nowMs, { action, fromState, fence, attempt, errorType|false, errorMessage|false,
+                   by|false, reason|false, atMs, tool, expiresAtMs }, ... }
 ]]
-local key = KEYS[1]
-local resolution = ARGV[1]
-local outcome = ARGV[2]
-local retentionMs = tonumber(ARGV[3])
-local channel = ARGV[4]
+local journalKey = KEYS[1]
 
 --[[
   Shared helpers, inlined by the generator where a script says @include "record".
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -990,13 +2260,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -1017,6 +2325,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -1026,28 +2342,332 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
 local function announceSettled(channel, state)
   redis.call('PUBLISH', channel, state)
 end
-if resolution == 'outcome' then
-  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
+
+local now = nowMs()
+local reply = { 15, now }
+for _, packed in ipairs(redis.call('LRANGE', journalKey, 0, -1)) do
+  local entry = { cmsgpack.unpack(packed) }
+  if entry[11] > now then reply[#reply + 1] = entry end
 end
+return reply
+`,
+  },
+  resolve: {
+    name: 'resolve',
+    numberOfKeys: 1,
+    lua: `--[[
+  Operator: settles an \`indeterminate\` or \`abandoned\` record, as completed with an outcome
+  (retention restarts) or as released (deleted).
+
+  Input:
+    KEYS[1] record key
+
+    ARGV[1] resolution: 'outcome' or 'released'
+    ARGV[2] outcome (any bytes; ignored for 'released')
+    ARGV[3] retentionMs (> 0)
+    ARGV[4] settle channel
+    ARGV[5] by, ARGV[6] reason ('' when absent) [#20 listing]
+
+  Output:
+    { 10, nowMs }  resolved
+    { 11, nowMs }  not found (released or past retention)
+    { 14, nowMs, <record> }  not resolvable: the record is in progress or completed
+  <record> as in claim-1.lua
+]]
+local key = KEYS[1]
+local resolution = ARGV[1]
+local outcome = ARGV[2]
+local retentionMs = tonumber(ARGV[3])
+local channel = ARGV[4]
+local by, reason = ARGV[5], ARGV[6] -- [#20 listing]
+
+--[[
+  Shared helpers, inlined by the generator where a script says @include "record".
+
+  A record is ONE Redis string holding a MessagePack sequence, in this order:
+    state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (\`<base>:i:{tag}\`, lex-ordered members \`<state letter><15-digit updatedAtMs><key>\`) and
+  its expiry index (\`<base>:x:{tag}\`, the same members scored by the record's retention
+  deadline, plus \`t|<tenant>\`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
+  (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
+  binary-safe, so outcomes round-trip byte for byte.
+
+  All times are epoch milliseconds on the Redis server's clock.
+]]
+-- Longest lease (the longest Node.js timer) and retention (10 years), as in @toolfence/core's
+-- store-input.ts. The store checks them before it calls a script; the script checks again, so
+-- that no caller (another version, a hand-made EVALSHA) can write a deadline that is not an
+-- exact integer below 2^53 and then can no longer be decoded (rule S4).
+local MAX_LEASE_MS = 2147483647
+local MAX_RETENTION_MS = 315360000000
+-- Ceiling of any deadline a script reads or writes: 2^52 - 1 (year ~144,000). A double holds every
+-- integer up to 2^53 exactly, but ioredis' RESP decoder computes \`n * 10 + byte - 48\` in doubles
+-- and so misreads integers within about 48 of 2^53 (9007199254740991 arrives as ...992): stay a
+-- factor of two below that edge. A bounded store never comes near it (now + 10 years + 2^31 ms).
+local MAX_EXACT_MS = 4503599627370495
+
+local function checkDuration(name, value, maxMs)
+  if type(value) ~= 'number' or value ~= math.floor(value) or value < 1 or value > maxMs then
+    error({ err = 'TOOLFENCE_INPUT ' .. name .. ' must be a whole number of milliseconds in 1..' ..
+      string.format('%.0f', maxMs) })
+  end
+end
+
+local function nowMs()
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
+local function readRecord(key)
+  local raw = redis.call('GET', key)
+  if not raw then
+    return nil
+  end
+  local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
+  -- A record written by a version that did not bound durations can hold a deadline above 2^53,
+  -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
+  -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
+  -- allowed, so the record decodes and the next write stores bounded values.
+  if leaseExpiresAtMs > MAX_EXACT_MS then leaseExpiresAtMs = MAX_EXACT_MS end
+  if expiresAtMs > MAX_EXACT_MS then expiresAtMs = MAX_EXACT_MS end
+  if retentionMs > MAX_RETENTION_MS then retentionMs = MAX_RETENTION_MS end
+  return {
+    state = state,
+    fence = fence,
+    attempt = attempt,
+    owner = owner,
+    leaseExpiresAtMs = leaseExpiresAtMs,
+    expiresAtMs = expiresAtMs,
+    retentionMs = retentionMs,
+    tool = tool,
+    fingerprint = fingerprint,
+    outcome = outcome,
+    errorType = errorType,
+    errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
+  }
+end
+
+-- Writes the record and sets its expiry (retention) in one command.
+local function writeRecord(key, record)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
+  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
+  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (\`<letter><15 digits><key>\`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to \`count\` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (\`<base>:j:{tag}:<key>\`, a list,
+-- newest first) until \`expiresAtMs\`; the expiry index knows the journal (\`j|<key>\`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+end
+
+-- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
+-- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
+-- \`false\` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
+local function recordReply(code, now, record)
+  local reply = {
+    code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
+    record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
+    record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
+  }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
+end
+
+-- Tells waiters (RedisStore.waitForSettle) that the record left \`in_progress\`.
+local function announceSettled(channel, state)
+  redis.call('PUBLISH', channel, state)
+end
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -1059,8 +2679,14 @@ if record.state ~= 'indeterminate' and record.state ~= 'abandoned' then
   return recordReply(14, now, record)
 end
 
+-- [#20 listing] the resolution entry, in the record (completed) and in the key's journal
+local entry = cmsgpack.pack(resolution == 'released' and 'released' or 'completed', record.state,
+  record.fence, record.attempt, record.errorType or false, record.errorMessage or false,
+  by ~= '' and by or false, reason ~= '' and reason or false, now, record.tool, now + retentionMs)
+journalResolution(key, entry, now + retentionMs)
+
 if resolution == 'released' then
-  redis.call('DEL', key)
+  deleteRecord(key, record) -- [#20 listing] with its index entries
   announceSettled(channel, 'released')
   return { 10, now }
 end
@@ -1071,6 +2697,8 @@ record.errorType = nil
 record.errorMessage = nil
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
+record.resolution = entry
 writeRecord(key, record)
 announceSettled(channel, 'completed')
 return { 10, now }

@@ -1,6 +1,7 @@
 -- claim: decide ownership of one key in ONE statement.
 -- $1 tenant, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease ms, $7 retention ms,
--- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint.
+-- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint,
+-- [#20 listing] $11 run id, $12 call id, $13 description (NULL when absent): kept for operators.
 -- Returns exactly one row: the record as it stands after this statement, the database clock,
 -- and `acquired` (true when the caller is the holder: this statement made it so, or the caller's
 -- own earlier claim did and this is the same request resent; owners are unique per attempt).
@@ -42,7 +43,8 @@ WITH answered AS (
 ), upserted AS (
   INSERT INTO {{table}} AS record (
     tenant, key, tool, fingerprint, state, fence, attempt, owner,
-    claimed_at, lease_expires_at, expires_at, retention_ms, waited
+    claimed_at, lease_expires_at, expires_at, retention_ms, waited,
+    run_id, call_id, description, updated_at -- [#20 listing]
   )
   SELECT
     $1::text, $2::text, $3::text, $4::text, 'in_progress', 1, 1, $5::text,
@@ -50,12 +52,14 @@ WITH answered AS (
     statement_timestamp() + $6::float8 * interval '1 millisecond',
     statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond',
     $7::bigint,
-    false
+    false,
+    $11::text, $12::text, $13::text, date_trunc('milliseconds', statement_timestamp()) -- [#20 listing]
   WHERE NOT EXISTS (SELECT 1 FROM answered)
   ON CONFLICT (tenant, key) DO UPDATE SET (
     tool, fingerprint, state, fence, attempt, owner,
     claimed_at, lease_expires_at, expires_at, retention_ms,
-    outcome, outcome_bytes, error_type, error_message, waited
+    outcome, outcome_bytes, error_type, error_message, waited,
+    run_id, call_id, description, updated_at, resolution -- [#20 listing]
   ) = (
     SELECT
       CASE WHEN decision.action = 'fresh' THEN excluded.tool ELSE record.tool END,
@@ -104,7 +108,14 @@ WITH answered AS (
       END,
       -- A new record has no waiter yet; a busy claimer is about to wait; otherwise unchanged
       -- (waiters of an attempt that is taken over keep waiting for the record).
-      CASE decision.action WHEN 'fresh' THEN false WHEN 'busy' THEN true ELSE record.waited END
+      CASE decision.action WHEN 'fresh' THEN false WHEN 'busy' THEN true ELSE record.waited END,
+      -- [#20 listing] the new attempt's ids; updated_at when the state is entered anew
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.run_id ELSE record.run_id END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.call_id ELSE record.call_id END,
+      CASE WHEN decision.action IN ('fresh', 'takeover') THEN excluded.description ELSE record.description END,
+      CASE WHEN decision.action IN ('fresh', 'takeover', 'abandon', 'indeterminate')
+        THEN date_trunc('milliseconds', statement_timestamp()) ELSE record.updated_at END,
+      CASE WHEN decision.action = 'fresh' THEN NULL ELSE record.resolution END
     FROM (
       SELECT CASE
         -- Past retention: the row is treated as absent and replaced.

@@ -18,7 +18,8 @@ WITH current AS (
     outcome_bytes = $7::bytea,
     error_type = NULL,
     error_message = NULL,
-    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond'
+    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond',
+    updated_at = date_trunc('milliseconds', statement_timestamp()) -- [#20 listing]
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state <> 'completed' AND current.fence = $3::bigint AND current.owner = $4

@@ -1,6 +1,6 @@
 -- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
 -- the record is deleted so the call may run again.
--- $1 tenant, $2 key.
+-- $1 tenant, $2 key, [#20 listing] $3 retention ms of the resolution entry, $4 by, $5 reason.
 -- Returns no row when the record is absent (or past retention); otherwise one row: the record
 -- as it was before this statement and `changed`.
 -- Same lock-then-change shape as renew.sql (see there).
@@ -15,6 +15,18 @@ WITH current AS (
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state IN ('indeterminate', 'abandoned')
   RETURNING 1
+), journal AS (
+  -- [#20 listing] the resolution entry, in the same statement and on the same condition
+  INSERT INTO {{resolutions_table}} (
+    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
+    resolved_by, reason, resolved_at, expires_at
+  )
+  SELECT current.tenant, current.key, current.tool, 'released', current.state, current.fence,
+    current.attempt, current.error_type, current.error_message, $4::text, $5::text,
+    date_trunc('milliseconds', statement_timestamp()),
+    statement_timestamp() + $3::float8 * interval '1 millisecond'
+  FROM current
+  WHERE current.state IN ('indeterminate', 'abandoned')
 )
 SELECT
   EXISTS (SELECT 1 FROM resolved) AS changed,

@@ -14,6 +14,8 @@
     ARGV[7] maxAttempts (>= 1)
     ARGV[8] checkFingerprint: '1' or '0'
     ARGV[9] settle channel (published to when the claim settles an expired record)
+    ARGV[10] tenant, ARGV[11] runId, ARGV[12] callId, ARGV[13] description ('' when absent):
+             kept for operators [#20 listing]
 
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
@@ -39,6 +41,10 @@ local atLeastOnce = ARGV[6] == '1'
 local maxAttempts = tonumber(ARGV[7])
 local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
+-- [#20 listing]
+local tenant = ARGV[10]
+local function given(value) if value == nil or value == '' then return nil end return value end
+local callInfo = { runId = given(ARGV[11]), callId = given(ARGV[12]), description = given(ARGV[13]) }
 
 --- @include "record"
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
@@ -61,7 +67,14 @@ if not record then
     retentionMs = retentionMs,
     tool = tool,
     fingerprint = fingerprint,
+    runId = callInfo.runId, callId = callInfo.callId, description = callInfo.description, -- [#20 listing]
+    claimedAtMs = now,
+    updatedAtMs = now,
   })
+  -- [#20 listing] the tenant's name, for listings of every tenant; then a bounded index sweep
+  local _, expiryKey = indexNames(key)
+  redis.call('ZADD', expiryKey, 'NX', 'inf', 't|' .. tenant)
+  sweepIndex(key, now, 4)
   return { 1, now, 1, 1, leaseExpiresAtMs, 0 }
 end
 
@@ -102,6 +115,9 @@ if atLeastOnce and record.attempt < maxAttempts then
   record.leaseExpiresAtMs = now + leaseMs
   record.retentionMs = retentionMs
   record.expiresAtMs = math.max(record.expiresAtMs, record.leaseExpiresAtMs + retentionMs)
+  -- [#20 listing]
+  record.runId, record.callId, record.description = callInfo.runId, callInfo.callId, callInfo.description
+  record.claimedAtMs, record.updatedAtMs = now, now
   writeRecord(key, record)
   return { 1, now, record.fence, record.attempt, record.leaseExpiresAtMs, 1 }
 end
@@ -122,6 +138,7 @@ else
 end
 record.expiresAtMs = now + retentionMs
 record.retentionMs = retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, record.state)
 return recordReply(code, now, record)

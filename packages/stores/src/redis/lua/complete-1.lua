@@ -51,6 +51,7 @@ record.errorType = nil
 record.errorMessage = nil
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, 'completed')
 return { 10, now }

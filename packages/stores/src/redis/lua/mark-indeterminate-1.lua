@@ -52,6 +52,7 @@ record.errorType = errorType
 record.errorMessage = errorMessage
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
 writeRecord(key, record)
 announceSettled(channel, 'indeterminate')
 return { 10, now }

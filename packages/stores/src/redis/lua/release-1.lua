@@ -36,6 +36,6 @@ if record.state ~= 'in_progress' then
   return recordReply(13, now, record)
 end
 
-redis.call('DEL', key)
+deleteRecord(key, record) -- [#20 listing] with its index entries
 announceSettled(channel, 'released')
 return { 10, now }

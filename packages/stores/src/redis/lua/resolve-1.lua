@@ -9,6 +9,7 @@
     ARGV[2] outcome (any bytes; ignored for 'released')
     ARGV[3] retentionMs (> 0)
     ARGV[4] settle channel
+    ARGV[5] by, ARGV[6] reason ('' when absent) [#20 listing]
 
   Output:
     { 10, nowMs }  resolved
@@ -21,11 +22,10 @@ local resolution = ARGV[1]
 local outcome = ARGV[2]
 local retentionMs = tonumber(ARGV[3])
 local channel = ARGV[4]
+local by, reason = ARGV[5], ARGV[6] -- [#20 listing]
 
 --- @include "record"
-if resolution == 'outcome' then
-  checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
-end
+checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 
 local now = nowMs()
 local record = readRecord(key)
@@ -37,8 +37,14 @@ if record.state ~= 'indeterminate' and record.state ~= 'abandoned' then
   return recordReply(14, now, record)
 end
 
+-- [#20 listing] the resolution entry, in the record (completed) and in the key's journal
+local entry = cmsgpack.pack(resolution == 'released' and 'released' or 'completed', record.state,
+  record.fence, record.attempt, record.errorType or false, record.errorMessage or false,
+  by ~= '' and by or false, reason ~= '' and reason or false, now, record.tool, now + retentionMs)
+journalResolution(key, entry, now + retentionMs)
+
 if resolution == 'released' then
-  redis.call('DEL', key)
+  deleteRecord(key, record) -- [#20 listing] with its index entries
   announceSettled(channel, 'released')
   return { 10, now }
 end
@@ -49,6 +55,8 @@ record.errorType = nil
 record.errorMessage = nil
 record.retentionMs = retentionMs
 record.expiresAtMs = now + retentionMs
+record.updatedAtMs = now -- [#20 listing]
+record.resolution = entry
 writeRecord(key, record)
 announceSettled(channel, 'completed')
 return { 10, now }

@@ -3,8 +3,16 @@
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
-    tool, fingerprint, outcome, errorType, errorMessage
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    tool, fingerprint, outcome, errorType, errorMessage,
+    runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
+    listing.lua)
+  (absent values are MessagePack nil).
+
+  [#20 listing] Every record of a tenant shares the tenant's hash tag, with the tenant's listing
+  index (`<base>:i:{tag}`, lex-ordered members `<state letter><15-digit updatedAtMs><key>`) and
+  its expiry index (`<base>:x:{tag}`, the same members scored by the record's retention
+  deadline, plus `t|<tenant>`). writeRecord and deleteRecord keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -34,13 +42,51 @@ local function nowMs()
   return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 
+-- [#20 listing] The names of a record's tenant indexes and its index member.
+local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
+
+local function indexNames(key)
+  local base, tag, escapedKey = string.match(key, '^(.*):r:(%b{}):(.*)$')
+  return base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, escapedKey
+end
+
+local function escapeKey(key)
+  return (string.gsub(key, '[^0-9A-Za-z_.-]', function(c) return string.format('%%%02X', string.byte(c)) end))
+end
+
+local function unescapeKey(escaped)
+  return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
+end
+
+local function indexMemberOf(key, state, updatedAtMs)
+  if updatedAtMs == nil then return nil end
+  local _, _, _, _, escapedKey = indexNames(key)
+  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
+end
+
+-- Moves the record's index entry to its current state and updatedAtMs (both indexes).
+local function indexRecord(key, record)
+  local member = indexMemberOf(key, record.state, record.updatedAtMs)
+  local indexKey, expiryKey = indexNames(key)
+  if record.indexMember ~= nil and record.indexMember ~= member then
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
+  if member ~= nil then
+    redis.call('ZADD', indexKey, 0, member)
+    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+  end
+  record.indexMember = member
+end
+
 local function readRecord(key)
   local raw = redis.call('GET', key)
   if not raw then
     return nil
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
-    outcome, errorType, errorMessage = cmsgpack.unpack(raw)
+    outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
+    resolution = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -61,6 +107,14 @@ local function readRecord(key)
     outcome = outcome,
     errorType = errorType,
     errorMessage = errorMessage,
+    runId = runId,
+    callId = callId,
+    description = description,
+    claimedAtMs = claimedAtMs,
+    updatedAtMs = updatedAtMs,
+    resolution = resolution,
+    -- [#20 listing] the index member as read, to move it when the state or updatedAtMs changes
+    indexMember = indexMemberOf(key, state, updatedAtMs),
   }
 end
 
@@ -70,19 +124,80 @@ local function writeRecord(key, record)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage)
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  indexRecord(key, record) -- [#20 listing]
+end
+
+-- [#20 listing] The record key of an index member (`<letter><15 digits><key>`).
+local function memberRecordKey(base, tag, member)
+  return base .. ':r:' .. tag .. ':' .. escapeKey(string.sub(member, 17))
+end
+
+-- [#20 listing] Drops up to `count` index entries whose record passed its retention (a record
+-- that was renewed meanwhile gets its new deadline instead): the indexes stay bounded by the
+-- live records without any scan.
+local function sweepIndex(key, now, count)
+  local indexKey, expiryKey, base, tag = indexNames(key)
+  local due = redis.call('ZRANGEBYSCORE', expiryKey, '-inf', now, 'LIMIT', 0, count)
+  for _, member in ipairs(due) do
+    local kind = string.sub(member, 1, 2)
+    if kind == 'j|' then
+      redis.call('ZREM', expiryKey, member)
+    elseif kind ~= 't|' then
+      local current = readRecord(memberRecordKey(base, tag, member))
+      if current and current.indexMember == member and current.expiresAtMs > now then
+        redis.call('ZADD', expiryKey, current.expiresAtMs, member)
+      else
+        redis.call('ZREM', indexKey, member)
+        redis.call('ZREM', expiryKey, member)
+      end
+    end
+  end
+end
+
+-- [#20 listing] Keeps a resolution entry in the key's journal (`<base>:j:{tag}:<key>`, a list,
+-- newest first) until `expiresAtMs`; the expiry index knows the journal (`j|<key>`) for forget.
+local function journalResolution(key, entry, expiresAtMs)
+  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
+  redis.call('LPUSH', journalKey, entry)
+  local member = 'j|' .. unescapeKey(escapedKey)
+  local previous = tonumber(redis.call('ZSCORE', expiryKey, member) or '0')
+  local deadline = math.max(previous, expiresAtMs)
+  redis.call('PEXPIREAT', journalKey, deadline)
+  redis.call('ZADD', expiryKey, deadline, member)
+end
+
+-- [#20 listing] Deletes a record with its index entries.
+local function deleteRecord(key, record)
+  redis.call('DEL', key)
+  if record.indexMember ~= nil then
+    local indexKey, expiryKey = indexNames(key)
+    redis.call('ZREM', indexKey, record.indexMember)
+    redis.call('ZREM', expiryKey, record.indexMember)
+  end
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
+-- [#20 listing] then runId, callId, description, claimedAtMs, updatedAtMs, resolution (the
+-- packed entry's fields flattened, see listing.lua), each false when absent.
 local function recordReply(code, now, record)
-  return {
+  local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
     record.expiresAtMs, record.tool, record.fingerprint, record.outcome or false,
     record.errorType or false, record.errorMessage or false,
+    record.runId or false, record.callId or false, record.description or false,
+    record.claimedAtMs or false, record.updatedAtMs or false,
   }
+  if record.resolution then
+    local entry = { cmsgpack.unpack(record.resolution) }
+    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+  end
+  return reply
 end
 
 -- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`.
