@@ -71,34 +71,57 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
         },
       });
       mounted = await mountExpress(handler, BASE);
-      keys.paid = await stopCall(
-        guard,
-        refund('run-1001', 'A-100', 30),
-        'the payment provider timed out after 10 s',
-        DESCRIBED_REFUND,
-      );
-      keys.unpaid = await stopCall(
-        guard,
-        refund('run-1002', 'A-200', 45),
-        'connection reset by peer',
-        DESCRIBED_REFUND,
-      );
-      keys.email = await stopCall(
-        guard,
-        { tool: 'send_email', tenant: 'tenant-a', runId: 'run-1003', arguments: { to: 'c@example.com' } },
-        'SMTP server closed the connection',
-      );
-      keys.hostile = await stopCall(
-        guard,
-        { ...refund('run-1004', 'A-400', 5), tool: HOSTILE_TOOL },
-        HOSTILE_ERROR,
-      );
-      keys.otherTenant = await stopCall(
-        guard,
-        refund('run-2001', 'B-100', 99, 'tenant-b'),
-        'tenant B timed out',
-        DESCRIBED_REFUND,
-      );
+      const seeds: [string, () => Promise<string>][] = [
+        [
+          'paid',
+          () =>
+            stopCall(
+              guard,
+              refund('run-1001', 'A-100', 30),
+              'the payment provider timed out after 10 s',
+              DESCRIBED_REFUND,
+            ),
+        ],
+        [
+          'unpaid',
+          () =>
+            stopCall(guard, refund('run-1002', 'A-200', 45), 'connection reset by peer', DESCRIBED_REFUND),
+        ],
+        [
+          'email',
+          () =>
+            stopCall(
+              guard,
+              {
+                tool: 'send_email',
+                tenant: 'tenant-a',
+                runId: 'run-1003',
+                arguments: { to: 'c@example.com' },
+              },
+              'SMTP server closed the connection',
+            ),
+        ],
+        [
+          'hostile',
+          () => stopCall(guard, { ...refund('run-1004', 'A-400', 5), tool: HOSTILE_TOOL }, HOSTILE_ERROR),
+        ],
+        [
+          'otherTenant',
+          () =>
+            stopCall(
+              guard,
+              refund('run-2001', 'B-100', 99, 'tenant-b'),
+              'tenant B timed out',
+              DESCRIBED_REFUND,
+            ),
+        ],
+      ];
+      for (const [name, seed] of seeds) {
+        keys[name] = await seed();
+        // MemoryStore's clock stands still (stable screenshots): space the records out, oldest first.
+        opened.clock?.advance(7 * 60_000);
+      }
+      opened.clock?.advance(45 * 60_000);
       // The attacker's site: another origin (127.0.0.2), its form posting to the console.
       attacker = createServer((request, response) => {
         const target = `${mounted.origin}${BASE}/resolve`;
@@ -169,6 +192,8 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
       expect(await page.locator('main').textContent()).toContain(
         'The next replay of run run-1001 gets this outcome',
       );
+      if (storeName === 'memory')
+        await page.screenshot({ path: join(SCREENSHOTS, 'confirm.png'), fullPage: true });
       await page.getByRole('button', { name: 'Record the outcome' }).click();
       await page.waitForURL(/done=completed/);
       expect(await page.getByRole('status').textContent()).toContain('Recorded: it happened');

@@ -11,7 +11,28 @@ export type StoreName = 'memory' | 'redis' | 'postgres';
 
 export interface OpenedStore {
   readonly store: IdempotencyStore;
+  /**
+   * MemoryStore only: its clock, which stands still until advanced, so the pages (and the
+   * screenshots taken of them) show the same times on every run.
+   */
+  readonly clock?: { advance(ms: number): void };
   close(): Promise<void>;
+}
+
+/** 2026-12-01 09:00:00 UTC, the memory store's first moment. */
+const MEMORY_EPOCH_MS = Date.UTC(2026, 11, 1, 9, 0, 0);
+
+function openMemory(): OpenedStore {
+  let nowMs = MEMORY_EPOCH_MS;
+  return {
+    store: new MemoryStore({ clock: { now: () => nowMs } }),
+    clock: {
+      advance: (ms) => {
+        nowMs += ms;
+      },
+    },
+    close: async () => undefined,
+  };
 }
 
 function requireListing(name: string, store: IdempotencyStore): void {
@@ -60,11 +81,7 @@ async function openPostgres(): Promise<OpenedStore> {
 /** Opens the store `name`; throws when it cannot list (a store test never skips). */
 export async function openStore(name: StoreName): Promise<OpenedStore> {
   const opened =
-    name === 'memory'
-      ? { store: new MemoryStore(), close: async () => undefined }
-      : name === 'redis'
-        ? await openRedis()
-        : await openPostgres();
+    name === 'memory' ? openMemory() : name === 'redis' ? await openRedis() : await openPostgres();
   try {
     requireListing(
       name === 'memory' ? 'MemoryStore' : name === 'redis' ? 'RedisStore' : 'PostgresStore',

@@ -42,7 +42,10 @@ button.danger { background: var(--bad); border-color: var(--bad); color: var(--b
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .45rem .6rem; border-bottom: 1px solid var(--line); }
 th { font-size: .85rem; color: var(--muted); }
-td.text, dd.text, .text { unicode-bidi: isolate; overflow-wrap: anywhere; }
+.text { unicode-bidi: isolate; overflow-wrap: anywhere; }
+td.text { overflow-wrap: break-word; }
+.table-wrap { overflow-x: auto; }
+.nowrap { white-space: nowrap; }
 .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, monospace; font-size: .9em; }
 .muted { color: var(--muted); }
 .badge { display: inline-block; padding: .05rem .45rem; border-radius: .3rem; font-size: .85rem; font-weight: 600; }

@@ -86,12 +86,12 @@ function recordRow(frame: PageFrame, record: ListedRecord, nowMs: number): SafeH
       : html`<span class="mono">${record.error.type}</span>: ${record.error.message}`;
   return html`<tr>
 <td class="text"><a href="${link}">${record.tool}</a><br><span class="mono muted" title="idempotency key">${record.key.slice(0, 16)}…</span></td>
-<td class="text">${record.tenant}</td>
+<td class="text nowrap">${record.tenant}</td>
 <td class="text">${record.runId ?? '—'}${record.callId === undefined ? '' : html`<br><span class="mono muted">${record.callId}</span>`}</td>
 <td class="text">${record.description ?? html`<span class="muted">—</span>`}</td>
 <td class="text">${error}</td>
-<td>${record.attempt} · ${record.fence}</td>
-<td><span title="${formatTime(record.updatedAtMs)}">${formatAge(record.updatedAtMs, nowMs)}</span>${leaseNote}</td>
+<td class="nowrap">${record.attempt} · ${record.fence}</td>
+<td class="nowrap"><span title="${formatTime(record.updatedAtMs)}">${formatAge(record.updatedAtMs, nowMs)}</span>${leaseNote}</td>
 </tr>`;
 }
 
@@ -104,11 +104,11 @@ function results(frame: PageFrame, view: ListView): SafeHtml {
     return html`<p class="notice ok" role="status">No ${stateLabel(view.filters.state).toLowerCase()} records${view.filters.cursor === undefined ? '' : ' on this page'}.</p>`;
   }
   const rows = listed.records.map((record) => recordRow(frame, record, listed.nowMs));
-  return html`<table>
+  return html`<div class="table-wrap"><table>
 <caption class="muted">${listed.records.length} ${stateLabel(view.filters.state).toLowerCase()} record(s) on this page, times by the store's clock</caption>
 <thead><tr><th scope="col">Tool and key</th><th scope="col">Tenant</th><th scope="col">Run and call</th><th scope="col">Description</th><th scope="col">Error</th><th scope="col">Attempt · fence</th><th scope="col">In state for</th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`;
+</table></div>`;
 }
 
 function paging(frame: PageFrame, view: ListView): SafeHtml {

@@ -25,8 +25,8 @@ export function resolutionHistory(entries: readonly ResolutionEntry[] | undefine
 </tr>`,
   );
   return html`<h2>Resolution history</h2>
-<table>
+<div class="table-wrap"><table>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Decision</th><th scope="col">From</th><th scope="col">Why</th></tr></thead>
 <tbody>${rows}</tbody>
-</table>`;
+</table></div>`;
 }
