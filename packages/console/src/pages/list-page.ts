@@ -58,7 +58,12 @@ function tenantField(view: ListView): SafeHtml {
 
 function filterForm(frame: PageFrame, view: ListView): SafeHtml {
   const { filters } = view;
-  const ages = AGE_CHOICES.map(
+  // An age from the URL that is not one of the choices is shown as itself, so the form never
+  // claims a filter other than the one applied.
+  const choices = AGE_CHOICES.some((choice) => choice.ms === filters.olderThanMs)
+    ? AGE_CHOICES
+    : [...AGE_CHOICES, { label: `older than ${formatAge(0, filters.olderThanMs)}`, ms: filters.olderThanMs }];
+  const ages = choices.map(
     (choice) =>
       html`<option value="${choice.ms === 0 ? '' : String(choice.ms)}"${choice.ms === filters.olderThanMs ? html` selected` : ''}>${choice.label}</option>`,
   );
