@@ -4,19 +4,20 @@ import { createServer } from 'node:http';
 import { createConsoleHandler } from '@toolfence/console';
 import { Guard, MemoryStore } from '@toolfence/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeByHeader, ConsoleClient, close, listen, stopCall } from './support.js';
+import { authorizeByHeader, ConsoleClient, close, formFields, listen, stopCall } from './support.js';
 
 const BASE = '/ops';
 let nowMs = Date.UTC(2026, 11, 1, 8, 0, 0);
 const store = new MemoryStore({ clock: { now: () => nowMs } });
 const guard = new Guard({ store, tenant: 'tenant-a' });
-const server = createServer(
-  (request, response) =>
-    void createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE, pageSize: 2 })(
-      request,
-      response,
-    ),
-);
+const handler = createConsoleHandler({
+  store,
+  guard,
+  authorize: authorizeByHeader,
+  basePath: BASE,
+  pageSize: 2,
+});
+const server = createServer((request, response) => void handler(request, response));
 let origin: string;
 
 /** The run ids of the rows of a list page, in order. */
@@ -108,8 +109,39 @@ describe('the list', () => {
     expect(page.text).not.toContain('action="/ops/confirm"');
   });
 
+  it('settles an abandoned record too: "it happened" from the Abandoned tab', async () => {
+    const ref = { tenant: 'tenant-a', key: 'b'.repeat(64) };
+    const claim = { tool: 'sync', fingerprint: 'f'.repeat(64), leaseMs: 1000, retentionMs: 3_600_000 };
+    const options = {
+      ...claim,
+      mode: 'at-least-once',
+      maxAttempts: 1,
+      checkFingerprint: false,
+      runId: 'run-lost',
+    } as const;
+    await store.claim(ref, { ...options, owner: 'worker-1' });
+    nowMs += 5000;
+    expect((await store.claim(ref, { ...options, owner: 'worker-2' })).status).toBe('abandoned');
+    const alice = new ConsoleClient(origin, 'alice');
+    expect(runsOf((await alice.get(`${BASE}/?state=abandoned`)).text)).toEqual(['run-lost']);
+    const page = await alice.get(`${BASE}/record?tenant=tenant-a&key=${ref.key}`);
+    const fields = formFields(page.text, '/confirm');
+    const confirm = await alice.post(`${BASE}/confirm`, {
+      ...fields,
+      action: 'complete',
+      outcome: '"synced"',
+      reason: 'synced by hand',
+    });
+    expect((await alice.post(`${BASE}/resolve`, formFields(confirm.text, '/resolve'))).status).toBe(303);
+    expect((await store.get(ref))?.state).toBe('completed');
+    const history = await store.resolutions?.(ref);
+    expect(history?.map((entry) => [entry.action, entry.fromState, entry.by, entry.reason])).toEqual([
+      ['completed', 'abandoned', 'alice@example.com', 'synced by hand'],
+    ]);
+  });
+
   it('has a tab per state, indeterminate first and chosen by default', async () => {
-    const page = await new ConsoleClient(origin, 'alice').get(`${BASE}/?state=completed`);
+    const page = await new ConsoleClient(origin, 'root').get(`${BASE}/?state=completed&tenant=tenant-c`);
     const tabs = [
       ...page.text.matchAll(/<li><a href="[^"]*"( aria-current="page")?>([^<]+)<\/a><\/li>/g),
     ].map((tab) => `${tab[2]}${tab[1] === undefined ? '' : ' (current)'}`);
