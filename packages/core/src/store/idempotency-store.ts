@@ -351,14 +351,14 @@ export interface IdempotencyStore {
    * @throws StoreInputError (bad options or a cursor this store did not give; nothing read)
    * @throws StoreUnavailableError
    */
-  list?(options: ListOptions): Promise<ListPage>;
+  list(options: ListOptions): Promise<ListPage>;
 
   /**
    * Operator: the resolutions of a key, newest first (also of a record a `released` resolution
    * deleted), while their retention lasts.
    * @throws StoreUnavailableError
    */
-  resolutions?(ref: RecordRef): Promise<readonly ResolutionEntry[]>;
+  resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]>;
 
   /**
    * Erase every record of a tenant, with its index entries and resolutions. Returns how many

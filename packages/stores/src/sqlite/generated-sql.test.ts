@@ -15,7 +15,16 @@ describe('generated SQLite SQL module', () => {
 
   it('numbers migrations 1, 2, ... and uses only known placeholders', () => {
     expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1));
-    const known = new Set(['table', 'migrations_table', 'expires_index']);
+    const known = new Set([
+      'table',
+      'migrations_table',
+      'expires_index',
+      // [#20 listing]
+      'resolutions_table',
+      'list_tenant_index',
+      'list_all_index',
+      'resolutions_index',
+    ]);
     for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
       for (const [, name] of text.matchAll(/\{\{([a-z_]+)\}\}/g))
         expect(known.has(name as string), name).toBe(true);

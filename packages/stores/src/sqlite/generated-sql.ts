@@ -47,6 +47,54 @@ CREATE TABLE {{table}} (
 CREATE INDEX {{expires_index}} ON {{table}} (expires_at_ms);
 `,
   },
+  {
+    version: 2,
+    name: '0002_listing',
+    text: `-- Migration 0002: what an operator sees of a record, the listing indexes and the resolution
+-- journal (#20). Placeholders as in 0001_init.sql, and:
+--   {{resolutions_table}}   resolution journal
+--   {{list_tenant_index}}   partial listing index per tenant
+--   {{list_all_index}}      partial listing index across tenants
+--   {{resolutions_index}}   journal index by record
+--
+-- updated_at_ms is when the record entered its current state (listing orders by it). Rows that
+-- exist when this runs get their retention deadline minus their retention window: the
+-- settlement of a settled record, the lease deadline of one in progress.
+ALTER TABLE {{table}} ADD COLUMN run_id TEXT;
+ALTER TABLE {{table}} ADD COLUMN call_id TEXT;
+ALTER TABLE {{table}} ADD COLUMN description TEXT;
+ALTER TABLE {{table}} ADD COLUMN claimed_at_ms INTEGER;
+ALTER TABLE {{table}} ADD COLUMN updated_at_ms INTEGER NOT NULL DEFAULT 0;
+-- The operator resolution that completed the record, as JSON (ResolutionEntry).
+ALTER TABLE {{table}} ADD COLUMN resolution TEXT;
+UPDATE {{table}} SET updated_at_ms = expires_at_ms - retention_ms;
+
+-- Partial: only the states an operator acts on.
+CREATE INDEX {{list_tenant_index}} ON {{table}} (tenant, updated_at_ms, "key")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+CREATE INDEX {{list_all_index}} ON {{table}} (updated_at_ms, tenant, "key")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+
+-- One row per operator resolution, written in the same transaction as the resolution; kept
+-- until expires_at_ms, also after a released resolution deleted its record.
+CREATE TABLE {{resolutions_table}} (
+  tenant        TEXT    NOT NULL,
+  "key"         TEXT    NOT NULL,
+  tool          TEXT    NOT NULL,
+  action        TEXT    NOT NULL CHECK (action IN ('completed', 'released')),
+  from_state    TEXT    NOT NULL CHECK (from_state IN ('indeterminate', 'abandoned')),
+  fence         INTEGER NOT NULL,
+  attempt       INTEGER NOT NULL,
+  error_type    TEXT,
+  error_message TEXT,
+  resolved_by   TEXT,
+  reason        TEXT,
+  resolved_at_ms INTEGER NOT NULL,
+  expires_at_ms INTEGER NOT NULL
+);
+CREATE INDEX {{resolutions_index}} ON {{resolutions_table}} (tenant, "key", resolved_at_ms);
+`,
+  },
 ];
 
 /** Statement templates; `{{placeholders}}` are replaced with quoted identifiers. */
@@ -62,6 +110,9 @@ CREATE TABLE IF NOT EXISTS {{migrations_table}} (
   applied_at_ms INTEGER NOT NULL
 );
 `,
+  forgetResolutions: `-- [#20 listing] Every resolution entry of a tenant (forget, in the same transaction).
+DELETE FROM {{resolutions_table}} WHERE tenant = ?;
+`,
   forget: `-- Every record of a tenant; the caller counts the live ones first, in the same transaction.
 DELETE FROM {{table}} WHERE tenant = ?;
 `,
@@ -69,14 +120,65 @@ DELETE FROM {{table}} WHERE tenant = ?;
 -- that the row, if any, is past its retention deadline, inside the same transaction).
 INSERT OR REPLACE INTO {{table}}
   (tenant, "key", tool, fingerprint, state, fence, attempt, owner,
-   lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message)
-VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL);
+   lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message,
+   run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution) -- [#20 listing]
+VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?, NULL);
+`,
+  insertResolution: `-- [#20 listing] One resolution entry, in the transaction of the resolution itself.
+INSERT INTO {{resolutions_table}}
+  (tenant, "key", tool, action, from_state, fence, attempt, error_type, error_message,
+   resolved_by, reason, resolved_at_ms, expires_at_ms)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?);
+`,
+  listNewest: `-- [#20 listing] One page of live records by state, newest first. Read-only.
+-- @tenant (NULL: every tenant), @now (ms), @states (JSON array of stored states), @expiredOnly (1
+-- to take only in-progress records whose lease expired), @tool (NULL: any), @olderThanMs (NULL:
+-- none), @cursorUpdatedAtMs (NULL: from the start), @cursorTenant, @cursorKey, @limit.
+SELECT tenant, "key", tool, fingerprint, state, fence, attempt, owner,
+       lease_expires_at_ms, expires_at_ms, retention_ms, NULL AS outcome, error_type, error_message,
+       run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution
+FROM {{table}}
+WHERE (@tenant IS NULL OR tenant = @tenant)
+  AND expires_at_ms > @now
+  AND state IN (SELECT value FROM json_each(@states))
+  AND (@expiredOnly = 0 OR state <> 'in_progress' OR lease_expires_at_ms <= @now)
+  AND (@tool IS NULL OR tool = @tool)
+  AND (@olderThanMs IS NULL OR updated_at_ms <= @now - @olderThanMs)
+  AND (@cursorUpdatedAtMs IS NULL OR (updated_at_ms, tenant, "key") < (@cursorUpdatedAtMs, @cursorTenant, @cursorKey))
+ORDER BY updated_at_ms DESC, tenant DESC, "key" DESC
+LIMIT @limit;
+`,
+  listOldest: `-- [#20 listing] One page of live records by state, oldest first. Read-only.
+-- @tenant (NULL: every tenant), @now (ms), @states (JSON array of stored states), @expiredOnly (1
+-- to take only in-progress records whose lease expired), @tool (NULL: any), @olderThanMs (NULL:
+-- none), @cursorUpdatedAtMs (NULL: from the start), @cursorTenant, @cursorKey, @limit.
+SELECT tenant, "key", tool, fingerprint, state, fence, attempt, owner,
+       lease_expires_at_ms, expires_at_ms, retention_ms, NULL AS outcome, error_type, error_message,
+       run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution
+FROM {{table}}
+WHERE (@tenant IS NULL OR tenant = @tenant)
+  AND expires_at_ms > @now
+  AND state IN (SELECT value FROM json_each(@states))
+  AND (@expiredOnly = 0 OR state <> 'in_progress' OR lease_expires_at_ms <= @now)
+  AND (@tool IS NULL OR tool = @tool)
+  AND (@olderThanMs IS NULL OR updated_at_ms <= @now - @olderThanMs)
+  AND (@cursorUpdatedAtMs IS NULL OR (updated_at_ms, tenant, "key") > (@cursorUpdatedAtMs, @cursorTenant, @cursorKey))
+ORDER BY updated_at_ms ASC, tenant ASC, "key" ASC
+LIMIT @limit;
 `,
   selectRecord: `-- One record by its primary key, expired or not (the caller judges expiry on its clock).
 SELECT tenant, "key", tool, fingerprint, state, fence, attempt, owner,
-       lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message
+       lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message,
+       run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution -- [#20 listing]
 FROM {{table}}
 WHERE tenant = ? AND "key" = ?;
+`,
+  selectResolutions: `-- [#20 listing] The live resolution entries of one key, newest first. @tenant, @key, @now (ms).
+SELECT tenant, "key", tool, action, from_state, fence, attempt, error_type, error_message,
+       resolved_by, reason, resolved_at_ms
+FROM {{resolutions_table}}
+WHERE tenant = @tenant AND "key" = @key AND expires_at_ms > @now
+ORDER BY resolved_at_ms DESC, rowid DESC;
 `,
   sweep: `-- Deletes at most ? rows past their retention deadline (by the index on expires_at_ms).
 DELETE FROM {{table}}
@@ -85,7 +187,8 @@ WHERE rowid IN (SELECT rowid FROM {{table}} WHERE expires_at_ms <= ? LIMIT ?);
   updateRecord: `-- Writes the decided state of a record (every field that a decision can change).
 UPDATE {{table}}
 SET state = ?, fence = ?, attempt = ?, owner = ?, lease_expires_at_ms = ?, expires_at_ms = ?,
-    retention_ms = ?, outcome = ?, error_type = ?, error_message = ?
+    retention_ms = ?, outcome = ?, error_type = ?, error_message = ?,
+    run_id = ?, call_id = ?, description = ?, claimed_at_ms = ?, updated_at_ms = ?, resolution = ? -- [#20 listing]
 WHERE tenant = ? AND "key" = ?;
 `,
 } as const;

@@ -7,6 +7,8 @@ import type {
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
+  ListOptions,
+  ListPage,
   MarkIndeterminateResult,
   RecordedError,
   RecordRef,
@@ -14,6 +16,7 @@ import type {
   ReleaseResult,
   RenewResult,
   Resolution,
+  ResolutionEntry,
   ResolveResult,
   WaitOptions,
   WaitResult,
@@ -22,9 +25,11 @@ import {
   checkClaimOptions,
   checkHolder,
   checkLeaseMs,
+  checkListOptions,
   checkOutcome,
   checkRecordedError,
   checkRecordRef,
+  checkResolutionAudit,
   checkRetentionMs,
   MAX_TIMER_MS,
   StoreConfigurationError,
@@ -34,6 +39,15 @@ import {
 } from '@toolfence/core';
 import Database from 'better-sqlite3';
 import { migrations, statements } from './generated-sql.js';
+import {
+  callInfo,
+  journalRow,
+  listSqlite,
+  operatorFieldsOf,
+  resolutionEntryOf,
+  resolutionsSqlite,
+  takeoverInfo,
+} from './listing.js';
 import { ChangeSignal, type LocalSettles, localSettlesFor, type SettleWaiter } from './settle-signal.js';
 
 export interface SQLiteStoreOptions {
@@ -99,6 +113,14 @@ interface RecordRow {
   outcome: string | null;
   error_type: string | null;
   error_message: string | null;
+  // [#20 listing]
+  run_id: string | null;
+  call_id: string | null;
+  description: string | null;
+  claimed_at_ms: number | null;
+  updated_at_ms: number;
+  /** The resolution entry as JSON. */
+  resolution: string | null;
 }
 
 type StatementName = keyof typeof statements;
@@ -198,6 +220,11 @@ export class SQLiteStore implements IdempotencyStore {
       table: quoteIdentifier(table),
       migrations_table: this.migrationsTable,
       expires_index: quoteIdentifier(`${table}_expires_at_ms`),
+      // [#20 listing]
+      resolutions_table: quoteIdentifier(`${table}_resolutions`),
+      list_tenant_index: quoteIdentifier(`${table}_list_tenant`),
+      list_all_index: quoteIdentifier(`${table}_list_all`),
+      resolutions_index: quoteIdentifier(`${table}_resolutions_key`),
     };
     this.sql = Object.fromEntries(
       Object.entries(statements).map(([name, text]) => [name, render(text, this.placeholders)]),
@@ -263,6 +290,9 @@ export class SQLiteStore implements IdempotencyStore {
           leaseExpiresAtMs,
           leaseExpiresAtMs + options.retentionMs,
           options.retentionMs,
+          ...callInfo(options), // [#20 listing]
+          now,
+          now,
         ]);
         return {
           result: {
@@ -323,6 +353,7 @@ export class SQLiteStore implements IdempotencyStore {
           error_type: error.type,
           error_message: error.message,
           expires_at_ms: now + options.retentionMs,
+          updated_at_ms: now, // [#20 listing]
         };
         this.write(changed);
         return { result: { status: state, record: toRecord(changed) } as ClaimResult, settled: true };
@@ -336,6 +367,7 @@ export class SQLiteStore implements IdempotencyStore {
         lease_expires_at_ms: leaseExpiresAtMs,
         expires_at_ms: leaseExpiresAtMs + options.retentionMs,
         retention_ms: options.retentionMs,
+        ...takeoverInfo(options, now), // [#20 listing]
       });
       return {
         result: {
@@ -397,6 +429,7 @@ export class SQLiteStore implements IdempotencyStore {
         error_type: null,
         error_message: null,
         expires_at_ms: now + retentionMs,
+        updated_at_ms: now, // [#20 listing]
       });
       return { result: { status: 'completed' } as CompleteResult, settled: true };
     });
@@ -444,6 +477,7 @@ export class SQLiteStore implements IdempotencyStore {
         error_type: error.type,
         error_message: error.message,
         expires_at_ms: now + retentionMs,
+        updated_at_ms: now, // [#20 listing]
       });
       return { result: { status: 'marked' } as MarkIndeterminateResult, settled: true };
     });
@@ -469,6 +503,9 @@ export class SQLiteStore implements IdempotencyStore {
       if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
         return { result: { status: 'not_resolvable', record: toRecord(row) } as ResolveResult };
       }
+      // [#20 listing] the resolution entry, in this transaction
+      const entry = resolutionEntryOf(row, resolution, now);
+      this.run('insertResolution', journalRow(entry, now + retentionMs));
       if ('outcome' in resolution) {
         this.write({
           ...row,
@@ -477,6 +514,8 @@ export class SQLiteStore implements IdempotencyStore {
           error_type: null,
           error_message: null,
           expires_at_ms: now + retentionMs,
+          updated_at_ms: now,
+          resolution: JSON.stringify(entry),
         });
       } else {
         this.run('deleteRecord', [ref.tenant, ref.key]);
@@ -485,6 +524,22 @@ export class SQLiteStore implements IdempotencyStore {
     });
     if (settled) this.notify(ref);
     return result;
+  }
+
+  /** [#20 listing] {@inheritDoc IdempotencyStore.list} */
+  async list(options: ListOptions): Promise<ListPage> {
+    checkListOptions(options);
+    return this.withLock('list', () =>
+      listSqlite((name) => this.statement(name), options, this.now(), toRecord),
+    );
+  }
+
+  /** [#20 listing] {@inheritDoc IdempotencyStore.resolutions} */
+  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+    checkRecordRef(ref);
+    return this.withLock('resolutions', () =>
+      resolutionsSqlite(this.statement('selectResolutions'), ref, this.now()),
+    );
   }
 
   /**
@@ -498,6 +553,7 @@ export class SQLiteStore implements IdempotencyStore {
     const { result } = await this.decide('forget', (now) => {
       const live = (this.statement('countLiveOfTenant').get(options.tenant, now) as { live: number }).live;
       this.run('forget', [options.tenant]);
+      this.run('forgetResolutions', [options.tenant]); // [#20 listing]
       return { result: live };
     });
     this.connection?.local.notifyTenant(options.tenant);
@@ -779,6 +835,12 @@ export class SQLiteStore implements IdempotencyStore {
       row.outcome,
       row.error_type,
       row.error_message,
+      row.run_id, // [#20 listing]
+      row.call_id,
+      row.description,
+      row.claimed_at_ms,
+      row.updated_at_ms,
+      row.resolution,
       row.tenant,
       row.key,
     ]);
@@ -845,6 +907,7 @@ function checkResolution(resolution: Resolution): void {
   else if ((resolution as { released?: unknown }).released !== true) {
     throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
   }
+  checkResolutionAudit(resolution); // [#20 listing]
 }
 
 /** Quotes an identifier: wrapped in double quotes, inner quotes doubled. */
@@ -899,5 +962,5 @@ function toRecord(row: RecordRow): IdempotencyRecord {
   };
   if (row.outcome !== null) record.outcome = row.outcome;
   if (row.error_type !== null) record.error = { type: row.error_type, message: row.error_message ?? '' };
-  return record;
+  return { ...record, ...operatorFieldsOf(row) }; // [#20 listing]
 }

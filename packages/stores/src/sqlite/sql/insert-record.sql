@@ -2,5 +2,6 @@
 -- that the row, if any, is past its retention deadline, inside the same transaction).
 INSERT OR REPLACE INTO {{table}}
   (tenant, "key", tool, fingerprint, state, fence, attempt, owner,
-   lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message)
-VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL);
+   lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message,
+   run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution) -- [#20 listing]
+VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?, NULL);

@@ -1,0 +1,24 @@
+/**
+ * Exit codes of `toolfence` (docs/operations.md, "Exit codes"):
+ * 0 done, 1 not found or not resolvable, 2 usage (bad options, refused input), 3 store unavailable
+ * or not set up.
+ */
+export const ExitCode = {
+  done: 0,
+  notFound: 1,
+  usage: 2,
+  storeUnavailable: 3,
+} as const;
+
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** A failure the CLI reports with its own exit code and message (already free of secrets). */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}

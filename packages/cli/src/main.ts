@@ -1,0 +1,171 @@
+// The `toolfence` command line (docs/operations.md): commander parses, the commands run against
+// the store the application uses, every printed line is masked of the store's secrets, and the
+// exit code says what happened (exit-codes.ts).
+import {
+  KeyDerivationError,
+  OutcomeEncodingError,
+  PolicyError,
+  StoreConfigurationError,
+  StoreInputError,
+  StoreUnavailableError,
+} from '@toolfence/core';
+import { Command, CommanderError, Option } from 'commander';
+import { type GlobalOptions, type LocationHolder, withStore } from './context.js';
+import { CliError, ExitCode } from './exit-codes.js';
+import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
+import type { Output } from './output.js';
+import { forgetCommand, inspectCommand, type SettleFlags, settleCommand } from './settle-commands.js';
+import { mask } from './store-url.js';
+
+/** What the CLI reads and writes (the process's own streams in bin.ts; pipes in tests). */
+export interface CliIo {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly stdin: NodeJS.ReadableStream;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+const collectValues = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+function buildProgram(
+  io: CliIo,
+  output: Output,
+  holder: LocationHolder,
+  setCode: (code: number) => void,
+): Command {
+  const program = new Command('toolfence')
+    .description('List, inspect and settle the tool calls toolfence keeps (docs/operations.md).')
+    .addOption(
+      new Option('--store <url>', 'redis://…, postgres://… or sqlite:PATH (default: TOOLFENCE_STORE)'),
+    )
+    .option('--prefix <prefix>', 'Redis key prefix of the RedisStore (default toolfence)')
+    .option('--schema <schema>', 'PostgreSQL schema of the PostgresStore (default toolfence)')
+    .option('--table <table>', 'records table of the PostgresStore or SQLiteStore')
+    .option('--tenant <tenant>', 'the tenant (default: TOOLFENCE_TENANT, else "default")')
+    .option('--json', 'one JSON object per line')
+    .showHelpAfterError()
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(mask(text, holder.location)),
+      writeErr: (text) => io.stderr.write(mask(text, holder.location)),
+    });
+  const run = (work: Parameters<typeof withStore>[4]) => async () => {
+    setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work));
+  };
+  const tenantGiven = () =>
+    program.opts<GlobalOptions>().tenant !== undefined || Boolean(io.env.TOOLFENCE_TENANT);
+
+  program
+    .command('list')
+    .description('records by state, oldest first (default states: indeterminate, abandoned, lease_expired)')
+    .option(
+      '--state <states>',
+      'indeterminate, abandoned, lease_expired, in_progress, completed (repeat or comma-separate)',
+      collectValues,
+    )
+    .option('--all-tenants', 'every tenant')
+    .option('--tool <tool>', 'only this tool')
+    .option(
+      '--older-than <duration>',
+      'only records in their state for at least this long (30s, 10m, 2h, 1d)',
+    )
+    .option('--limit <n>', 'most records shown (default 100)')
+    .option('--order <order>', 'oldest (default) or newest first')
+    .action((flags: ListFlags) =>
+      run((_store, guard, context) => listCommand(guard, context, flags, tenantGiven()))(),
+    );
+  program
+    .command('inspect')
+    .description('a record (with its outcome) and its resolution history')
+    .argument('<key>', 'the idempotency key')
+    .action((key: string) => run((_store, guard, context) => inspectCommand(guard, context, key))());
+  program
+    .command('resolve')
+    .description('the call happened: record its outcome (repeats get it; a stopped run resumes with it)')
+    .argument('<key>', 'the idempotency key')
+    .requiredOption('--outcome <json>', 'what the call returned, as JSON')
+    .option('--by <name>', 'who decides (default: TOOLFENCE_OPERATOR, else your login)')
+    .option('--reason <text>', 'why, in your words')
+    .option('--retention <duration>', 'how long the outcome is kept (default 1d)')
+    .action((key: string, flags: SettleFlags) =>
+      run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))(),
+    );
+  program
+    .command('release')
+    .description('the call did not happen: free the key so the call may run again')
+    .argument('<key>', 'the idempotency key')
+    .option('--by <name>', 'who decides (default: TOOLFENCE_OPERATOR, else your login)')
+    .option('--reason <text>', 'why, in your words')
+    .action((key: string, flags: SettleFlags) =>
+      run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))(),
+    );
+  program
+    .command('forget')
+    .description('erase every record of --tenant (asks to confirm unless --yes)')
+    .option('--yes', 'do not ask')
+    .action((flags: { yes?: boolean }) =>
+      run((store, _guard, context) =>
+        forgetCommand(store, context, flags.yes === true, io.stdin, tenantGiven()),
+      )(),
+    );
+  program
+    .command('stats')
+    .description('records per state and tool')
+    .option('--all-tenants', 'every tenant')
+    .option('--tool <tool>', 'only this tool')
+    .action((flags: ListFlags) =>
+      run((_store, guard, context) => statsCommand(guard, context, flags, tenantGiven()))(),
+    );
+  return program;
+}
+
+/** Runs the CLI on `argv` (without `node` and the script). Resolves to the exit code. */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const holder: LocationHolder = { location: undefined };
+  const output: Output = {
+    out: (line) => io.stdout.write(`${mask(line, holder.location)}\n`),
+    err: (line) => io.stderr.write(`${mask(line, holder.location)}\n`),
+  };
+  let code: number = ExitCode.done;
+  const program = buildProgram(io, output, holder, (value) => {
+    code = value;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    return report(error, output);
+  }
+}
+
+function report(error: unknown, output: Output): number {
+  if (error instanceof CommanderError) {
+    // Commander printed its message (and help) already.
+    return error.code === 'commander.helpDisplayed' ||
+      error.code === 'commander.version' ||
+      error.exitCode === 0
+      ? ExitCode.done
+      : ExitCode.usage;
+  }
+  if (error instanceof CliError) {
+    output.err(`toolfence: ${error.message}`);
+    return error.exitCode;
+  }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (StoreUnavailableError.isInstance(error) || StoreConfigurationError.isInstance(error)) {
+    output.err(`toolfence: ${message}`);
+    return ExitCode.storeUnavailable;
+  }
+  if (
+    StoreInputError.isInstance(error) ||
+    OutcomeEncodingError.isInstance(error) ||
+    KeyDerivationError.isInstance(error) ||
+    PolicyError.isInstance(error) ||
+    error instanceof TypeError
+  ) {
+    output.err(`toolfence: ${message}`);
+    return ExitCode.usage;
+  }
+  output.err(`toolfence: unexpected failure: ${message}`);
+  return ExitCode.storeUnavailable;
+}

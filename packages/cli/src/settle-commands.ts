@@ -1,0 +1,120 @@
+// `toolfence inspect`, `resolve`, `release` and `forget`: one record, or one tenant.
+import { userInfo } from 'node:os';
+import { createInterface } from 'node:readline/promises';
+import type { Guard, IdempotencyStore, ResolveResult } from '@toolfence/core';
+import type { CommandContext } from './context.js';
+import { parseDuration } from './durations.js';
+import { CliError, ExitCode } from './exit-codes.js';
+import { inspectLines } from './output.js';
+
+export async function inspectCommand(guard: Guard, context: CommandContext, key: string): Promise<number> {
+  const [record, history] = await Promise.all([guard.inspect(key), guard.resolutions(key)]);
+  if (context.json) {
+    context.output.out(JSON.stringify({ key, tenant: context.tenant, record, resolutions: history }));
+  } else {
+    for (const line of inspectLines(key, context.tenant, record, history)) context.output.out(line);
+  }
+  return record === null && history.length === 0 ? ExitCode.notFound : ExitCode.done;
+}
+
+export interface SettleFlags {
+  readonly outcome?: string;
+  readonly by?: string;
+  readonly reason?: string;
+  readonly retention?: string;
+}
+
+/** Who resolves: `--by`, else TOOLFENCE_OPERATOR, else the login name. */
+function operatorOf(flags: SettleFlags, env: NodeJS.ProcessEnv): string | undefined {
+  if (flags.by !== undefined) return flags.by;
+  if (env.TOOLFENCE_OPERATOR) return env.TOOLFENCE_OPERATOR;
+  try {
+    return userInfo().username || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `resolve KEY --outcome JSON` (it happened) or `release KEY` (it did not). */
+export async function settleCommand(
+  guard: Guard,
+  context: CommandContext,
+  key: string,
+  flags: SettleFlags,
+  env: NodeJS.ProcessEnv,
+  action: 'resolve' | 'release',
+): Promise<number> {
+  let resolution: { outcome: unknown } | { released: true };
+  if (action === 'resolve') {
+    if (flags.outcome === undefined)
+      throw new CliError('resolve needs --outcome JSON (what the call returned)', ExitCode.usage);
+    try {
+      resolution = { outcome: JSON.parse(flags.outcome) as unknown };
+    } catch (error) {
+      throw new CliError(`--outcome is not JSON: ${(error as Error).message}`, ExitCode.usage);
+    }
+  } else {
+    resolution = { released: true };
+  }
+  const by = operatorOf(flags, env);
+  const result: ResolveResult = await guard.resolve(key, resolution, {
+    tenant: context.tenant,
+    ...(by === undefined ? {} : { by }),
+    ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+    ...(flags.retention === undefined ? {} : { retentionMs: parseDuration('--retention', flags.retention) }),
+  });
+  const event = context.events.find((each) => each.type === 'tool.resolved');
+  if (context.json) {
+    context.output.out(
+      JSON.stringify({ key, tenant: context.tenant, ...result, ...(event === undefined ? {} : { event }) }),
+    );
+  } else if (result.status === 'resolved') {
+    const what =
+      action === 'resolve' ? 'completed with the given outcome' : 'released: the call may run again';
+    context.output.out(`${key}: ${what} (by ${by ?? 'unknown'}; event tool.resolved)`);
+  } else if (result.status === 'not_found') {
+    context.output.err(
+      `${key}: no record in tenant ${JSON.stringify(context.tenant)} (released, forgotten or past retention?)`,
+    );
+  } else {
+    context.output.err(
+      `${key}: not resolvable: the record is ${result.record.state} (only indeterminate or abandoned records are)`,
+    );
+  }
+  return result.status === 'resolved' ? ExitCode.done : ExitCode.notFound;
+}
+
+/** `forget --tenant T`: asks to type the tenant's name unless `--yes`. */
+export async function forgetCommand(
+  store: IdempotencyStore,
+  context: CommandContext,
+  yes: boolean,
+  stdin: NodeJS.ReadableStream,
+  tenantGiven: boolean,
+): Promise<number> {
+  if (!tenantGiven)
+    throw new CliError('forget needs --tenant: it erases every record of that tenant', ExitCode.usage);
+  if (!yes) {
+    const prompt = createInterface({ input: stdin, terminal: false });
+    context.output.err(
+      `Erase every record, index entry and resolution of tenant ${JSON.stringify(context.tenant)}? Type the tenant name to confirm:`,
+    );
+    let answer: string | undefined;
+    try {
+      answer = await new Promise<string | undefined>((resolve) => {
+        prompt.once('line', resolve);
+        prompt.once('close', () => resolve(undefined));
+      });
+    } finally {
+      prompt.close();
+    }
+    if (answer?.trim() !== context.tenant) {
+      context.output.err('not confirmed: nothing was erased');
+      return ExitCode.usage;
+    }
+  }
+  const erased = await store.forget({ tenant: context.tenant });
+  if (context.json) context.output.out(JSON.stringify({ tenant: context.tenant, erased }));
+  else context.output.out(`erased ${erased} record(s) of tenant ${JSON.stringify(context.tenant)}`);
+  return ExitCode.done;
+}
