@@ -1,7 +1,7 @@
 // The console in a real browser (Debian's Chromium via playwright-core), mounted in a real
-// Express app, on MemoryStore, RedisStore and PostgresStore: an operator lists, filters, opens a
-// record and settles it, and the agent's next replay of the call gets the decision; the attacks
-// a browser can make fail. The memory run writes the screenshots of docs/console.md.
+// Express app, on MemoryStore, RedisStore, PostgresStore and SQLiteStore: an operator lists,
+// filters, opens a record and settles it, and the agent's next replay of the call gets the
+// decision; the attacks a browser can make fail. The memory run writes the screenshots of docs/console.md.
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -43,7 +43,7 @@ function refund(runId: string, order: string, amount: number, tenant = 'tenant-a
   return { tool: 'refund', tenant, runId, arguments: { order, amount } };
 }
 
-describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
+describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
   'the console on %s, in Chromium',
   (storeName) => {
     let opened: OpenedStore;

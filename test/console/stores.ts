@@ -1,13 +1,16 @@
 // The stores the browser tests run the console on: MemoryStore, RedisStore on the shared Redis
 // (a prefix of its own, its keys deleted after, never a flush), PostgresStore in a schema of its
-// own (dropped after, a pool of at most 4). A store without `list` fails the test, naming why.
+// own (dropped after, a pool of at most 4), SQLiteStore in a fresh directory (removed after). A
+// store without `list` fails the test, naming why.
 import { type IdempotencyStore, MemoryStore } from '@toolfence/core';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
+import { SQLiteStore } from '@toolfence/stores/sqlite';
 import { createPool, dropSchema, requirePostgres, uniqueSchemaName } from '../support/postgres.js';
 import { connectRedis, deletePrefix, randomPrefix } from '../support/redis.js';
+import { sqliteDirectory } from '../support/sqlite.js';
 
-export type StoreName = 'memory' | 'redis' | 'postgres';
+export type StoreName = 'memory' | 'redis' | 'postgres' | 'sqlite';
 
 export interface OpenedStore {
   readonly store: IdempotencyStore;
@@ -78,15 +81,38 @@ async function openPostgres(): Promise<OpenedStore> {
   };
 }
 
+async function openSqlite(): Promise<OpenedStore> {
+  const directory = sqliteDirectory('console');
+  const store = new SQLiteStore({ path: directory.file('console.db') });
+  await store.ensureSchema();
+  return {
+    store,
+    close: async () => {
+      await store.close();
+      directory.remove();
+    },
+  };
+}
+
+const OPENERS: Record<StoreName, () => OpenedStore | Promise<OpenedStore>> = {
+  memory: openMemory,
+  redis: openRedis,
+  postgres: openPostgres,
+  sqlite: openSqlite,
+};
+
+const NAMES: Record<StoreName, string> = {
+  memory: 'MemoryStore',
+  redis: 'RedisStore',
+  postgres: 'PostgresStore',
+  sqlite: 'SQLiteStore',
+};
+
 /** Opens the store `name`; throws when it cannot list (a store test never skips). */
 export async function openStore(name: StoreName): Promise<OpenedStore> {
-  const opened =
-    name === 'memory' ? openMemory() : name === 'redis' ? await openRedis() : await openPostgres();
+  const opened = await OPENERS[name]();
   try {
-    requireListing(
-      name === 'memory' ? 'MemoryStore' : name === 'redis' ? 'RedisStore' : 'PostgresStore',
-      opened.store,
-    );
+    requireListing(NAMES[name], opened.store);
   } catch (error) {
     await opened.close();
     throw error;
