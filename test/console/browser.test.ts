@@ -55,6 +55,7 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
     const keys: Record<string, string> = {};
     let alice: BrowserContext;
     let page: Page;
+    const violations: string[] = [];
 
     beforeAll(async () => {
       opened = await openStore(storeName);
@@ -141,6 +142,9 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
       attackerOrigin = `http://127.0.0.2:${typeof address === 'object' && address !== null ? address.port : 0}`;
       alice = await contextOf('alice');
       page = await alice.newPage();
+      page.on('console', (message) => {
+        if (message.text().includes('Content Security Policy')) violations.push(message.text());
+      });
     });
 
     afterAll(async () => {
@@ -156,6 +160,17 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
       await expect(page.locator('nav.states a[aria-current="page"]').textContent()).resolves.toBe(
         'Indeterminate',
       );
+      // The stylesheet applies under the CSP (the current tab has the accent background), and the
+      // page broke no rule of the policy.
+      const tabBackground = await page
+        .locator('nav.states a[aria-current="page"]')
+        .evaluate(
+          (element) =>
+            (
+              globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+            ).getComputedStyle(element).backgroundColor,
+        );
+      expect(tabBackground).toBe('rgb(11, 87, 208)');
       const rows = page.locator('tbody tr');
       expect(await rows.count()).toBe(4);
       expect(await page.locator('tbody').textContent()).not.toContain('run-2001');
@@ -212,6 +227,7 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
         },
       );
       expect([runs, replay]).toEqual([0, { refundId: 're_3PqX', status: 'succeeded' }]);
+      expect(violations).toEqual([]);
       const resolved = events.filter((event) => event.type === 'tool.resolved');
       expect(resolved.map((event) => [event.key, event.resolution?.action, event.resolution?.by])).toEqual([
         [keys.paid, 'completed', 'alice@example.com'],

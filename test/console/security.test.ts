@@ -243,7 +243,7 @@ describe('every answer', () => {
       expect(answers.map((answer) => answer.status)).toEqual([200, 401, 403, 404, 405, 500]);
       for (const answer of answers) {
         expect(answer.headers.get('content-security-policy')).toBe(
-          "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+          "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
         );
         expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
         expect(answer.headers.get('referrer-policy')).toBe('same-origin');

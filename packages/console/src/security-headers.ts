@@ -5,12 +5,12 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * The Content-Security-Policy of every console page. `default-src 'none'` forbids scripts,
- * inline styles, fonts, frames and connections; `style-src 'self'` admits the console's
+ * inline styles, images, fonts, frames and connections; `style-src 'self'` admits the console's
  * stylesheet alone; `form-action 'self'` keeps every form (and its redirect) on this origin;
  * `frame-ancestors 'none'` stops click-jacking.
  */
 export const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** Sets the security headers on `response`. `cacheable` is for the versioned stylesheet only. */
 export function setSecurityHeaders(response: ServerResponse, cacheable = false): void {
