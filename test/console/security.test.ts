@@ -141,6 +141,26 @@ describe('forms', () => {
     expect(await store.get({ tenant: 'tenant-a', key })).toBeNull();
   });
 
+  it('refuse a body over maxBodyBytes (413) and anything but a form (415), before reading the token', async () => {
+    const small = createConsoleHandler({
+      store,
+      guard,
+      authorize: authorizeByHeader,
+      basePath: BASE,
+      maxBodyBytes: 1024,
+    });
+    const other = createServer((request, response) => void small(request, response));
+    const otherOrigin = await listen(other);
+    try {
+      const alice = new ConsoleClient(otherOrigin, 'alice');
+      expect((await alice.post(`${BASE}/confirm`, { outcome: 'x'.repeat(2048) })).status).toBe(413);
+      const json = await alice.post(`${BASE}/confirm`, {}, { 'content-type': 'application/json' });
+      expect([json.status, json.text.includes('takes forms')]).toEqual([415, true]);
+    } finally {
+      await close(other);
+    }
+  });
+
   it('take only JSON as an outcome and need a reason; a refused form changes nothing and is shown again', async () => {
     const key = await stopCall(guard, refundA, 'timed out');
     const alice = new ConsoleClient(origin, 'alice');
