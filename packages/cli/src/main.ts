@@ -49,12 +49,21 @@ function buildProgram(
       writeOut: (text) => io.stdout.write(mask(text, holder.location)),
       writeErr: (text) => io.stderr.write(mask(text, holder.location)),
     });
-  const run = (work: Parameters<typeof withStore>[4]) => async () => {
+  const run: Run = (work) => async () => {
     setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work));
   };
   const tenantGiven = () =>
     program.opts<GlobalOptions>().tenant !== undefined || Boolean(io.env.TOOLFENCE_TENANT);
 
+  registerReadCommands(program, run, tenantGiven);
+  registerSettleCommands(program, run, tenantGiven, io);
+  return program;
+}
+
+type Run = (work: Parameters<typeof withStore>[4]) => () => Promise<void>;
+
+/** list, inspect, stats. */
+function registerReadCommands(program: Command, run: Run, tenantGiven: () => boolean): void {
   program
     .command('list')
     .description('records by state, oldest first (default states: indeterminate, abandoned, lease_expired)')
@@ -79,6 +88,18 @@ function buildProgram(
     .description('a record (with its outcome) and its resolution history')
     .argument('<key>', 'the idempotency key')
     .action((key: string) => run((_store, guard, context) => inspectCommand(guard, context, key))());
+  program
+    .command('stats')
+    .description('records per state and tool')
+    .option('--all-tenants', 'every tenant')
+    .option('--tool <tool>', 'only this tool')
+    .action((flags: ListFlags) =>
+      run((_store, guard, context) => statsCommand(guard, context, flags, tenantGiven()))(),
+    );
+}
+
+/** resolve, release, forget. */
+function registerSettleCommands(program: Command, run: Run, tenantGiven: () => boolean, io: CliIo): void {
   program
     .command('resolve')
     .description('the call happened: record its outcome (repeats get it; a stopped run resumes with it)')
@@ -108,15 +129,6 @@ function buildProgram(
         forgetCommand(store, context, flags.yes === true, io.stdin, tenantGiven()),
       )(),
     );
-  program
-    .command('stats')
-    .description('records per state and tool')
-    .option('--all-tenants', 'every tenant')
-    .option('--tool <tool>', 'only this tool')
-    .action((flags: ListFlags) =>
-      run((_store, guard, context) => statsCommand(guard, context, flags, tenantGiven()))(),
-    );
-  return program;
 }
 
 /** Runs the CLI on `argv` (without `node` and the script). Resolves to the exit code. */

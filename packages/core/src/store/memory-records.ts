@@ -68,3 +68,8 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
   if (resolution.reason !== undefined) entry.reason = resolution.reason;
   return entry;
 }
+
+/** The snapshot of a record that may be absent. */
+export function snapshotOf(record: MutableRecord | undefined): IdempotencyRecord | undefined {
+  return record === undefined ? undefined : snapshot(record);
+}

@@ -29,6 +29,7 @@ import {
   recordId,
   resolutionEntry,
   snapshot,
+  snapshotOf,
 } from './memory-records.js';
 import { type Waiter, waitOnRecord } from './memory-wait.js';
 import {
@@ -303,15 +304,7 @@ export class MemoryStore implements IdempotencyStore {
     checkListOptions(options);
     this.assertOpen('list');
     const now = this.clock.now();
-    return listPage(
-      this.index,
-      (id) => {
-        const record = this.live(id, now);
-        return record === undefined ? undefined : snapshot(record);
-      },
-      options,
-      now,
-    );
+    return listPage(this.index, (id) => snapshotOf(this.live(id, now)), options, now);
   }
 
   async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {

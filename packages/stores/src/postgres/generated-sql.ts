@@ -326,14 +326,18 @@ WITH answered AS (
   RETURNING
     record.tenant, record.key, record.tool, record.fingerprint, record.state,
     record.fence, record.attempt, record.owner, record.lease_expires_at, record.expires_at,
-    record.outcome, record.outcome_bytes, record.error_type, record.error_message
+    record.outcome, record.outcome_bytes, record.error_type, record.error_message,
+    record.run_id, record.call_id, record.description, record.claimed_at, record.updated_at,
+    record.resolution -- [#20 listing]
 ), decided AS (
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, outcome_bytes, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message,
+    run_id, call_id, description, claimed_at, updated_at, resolution
   FROM upserted
   UNION ALL
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, outcome_bytes, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message,
+    run_id, call_id, description, claimed_at, updated_at, resolution
   FROM answered
 )
 SELECT
@@ -341,6 +345,10 @@ SELECT
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
   outcome, outcome_bytes, error_type, error_message,
+  run_id, call_id, description, -- [#20 listing]
+  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+  resolution,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (owner = $5::text AND state = 'in_progress') AS acquired
 FROM decided;
@@ -390,7 +398,12 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message,
+  -- [#20 listing]
+  current.run_id, current.call_id, current.description,
+  floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
+  current.resolution
 FROM current;
 `,
   ensureMigrationsTable: `-- ensure-migrations-table: the ledger of applied migrations, one per records table.
@@ -511,7 +524,12 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message,
+  -- [#20 listing]
+  current.run_id, current.call_id, current.description,
+  floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
+  current.resolution
 FROM current;
 `,
   readLease: `-- read-lease: what a waiter needs to decide, judged by the database clock; marks the record
@@ -583,7 +601,12 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message,
+  -- [#20 listing]
+  current.run_id, current.call_id, current.description,
+  floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
+  current.resolution
 FROM current;
 `,
   renew: `-- renew: extend the lease if the holder ($3 fence, $4 owner) is current and in progress.
@@ -677,7 +700,12 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message,
+  -- [#20 listing]
+  current.run_id, current.call_id, current.description,
+  floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
+  current.resolution
 FROM current;
 `,
   resolveReleased: `-- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
@@ -716,7 +744,12 @@ SELECT
   current.fence, current.attempt, current.owner,
   floor(extract(epoch FROM current.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM current.expires_at) * 1000)::float8 AS expires_at_ms,
-  current.outcome, current.outcome_bytes, current.error_type, current.error_message
+  current.outcome, current.outcome_bytes, current.error_type, current.error_message,
+  -- [#20 listing]
+  current.run_id, current.call_id, current.description,
+  floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
+  current.resolution
 FROM current;
 `,
 } as const;

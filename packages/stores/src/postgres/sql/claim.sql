@@ -140,14 +140,18 @@ WITH answered AS (
   RETURNING
     record.tenant, record.key, record.tool, record.fingerprint, record.state,
     record.fence, record.attempt, record.owner, record.lease_expires_at, record.expires_at,
-    record.outcome, record.outcome_bytes, record.error_type, record.error_message
+    record.outcome, record.outcome_bytes, record.error_type, record.error_message,
+    record.run_id, record.call_id, record.description, record.claimed_at, record.updated_at,
+    record.resolution -- [#20 listing]
 ), decided AS (
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, outcome_bytes, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message,
+    run_id, call_id, description, claimed_at, updated_at, resolution
   FROM upserted
   UNION ALL
   SELECT tenant, key, tool, fingerprint, state, fence, attempt, owner, lease_expires_at, expires_at,
-    outcome, outcome_bytes, error_type, error_message
+    outcome, outcome_bytes, error_type, error_message,
+    run_id, call_id, description, claimed_at, updated_at, resolution
   FROM answered
 )
 SELECT
@@ -155,6 +159,10 @@ SELECT
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
   floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
   outcome, outcome_bytes, error_type, error_message,
+  run_id, call_id, description, -- [#20 listing]
+  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
+  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+  resolution,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (owner = $5::text AND state = 'in_progress') AS acquired
 FROM decided;
