@@ -1,0 +1,54 @@
+// How times, ages and states read on the page.
+import type { ListState } from '@toolfence/core';
+
+/** The states the console lists, in the order of its tabs (what needs a person first). */
+export const CONSOLE_STATES: readonly ListState[] = [
+  'indeterminate',
+  'abandoned',
+  'lease_expired',
+  'in_progress',
+  'completed',
+];
+
+const STATE_LABELS: Record<ListState, string> = {
+  indeterminate: 'Indeterminate',
+  abandoned: 'Abandoned',
+  lease_expired: 'Lease expired',
+  in_progress: 'In progress',
+  completed: 'Completed',
+};
+
+export function stateLabel(state: ListState): string {
+  return STATE_LABELS[state];
+}
+
+export function isConsoleState(value: string | null): value is ListState {
+  return value !== null && (CONSOLE_STATES as readonly string[]).includes(value);
+}
+
+/** An epoch-ms time as `2026-12-01 11:47:02 UTC`, or a dash. */
+export function formatTime(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '—';
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** How long ago `ms` was, seen at `nowMs`: `45 s`, `12 min`, `3 h`, `2 d`. */
+export function formatAge(ms: number | undefined, nowMs: number): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '—';
+  const seconds = Math.max(0, Math.floor((nowMs - ms) / 1000));
+  if (seconds < 120) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 120) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h`;
+  return `${Math.floor(hours / 24)} d`;
+}
+
+/** The age filter's choices: label and `olderThanMs`. */
+export const AGE_CHOICES: readonly { readonly label: string; readonly ms: number }[] = [
+  { label: 'any age', ms: 0 },
+  { label: 'older than 5 minutes', ms: 5 * 60_000 },
+  { label: 'older than 1 hour', ms: 60 * 60_000 },
+  { label: 'older than 1 day', ms: 24 * 60 * 60_000 },
+  { label: 'older than 7 days', ms: 7 * 24 * 60 * 60_000 },
+];

@@ -1,0 +1,148 @@
+// A record's detail: what the call was (never its arguments), why it stopped, what an operator
+// may do with it, and who settled it before.
+import type { IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
+import { formatTime, stateLabel } from '../format.js';
+import { href, html, type SafeHtml } from '../html.js';
+import { type PageFrame, page } from './layout.js';
+import { resolutionHistory } from './resolution-history.js';
+
+/** The fields the two action forms carry besides what the operator types. */
+export interface FormContext {
+  readonly token: string;
+  /** The record's version when the page was shown (actions.ts): an action on a changed record is refused. */
+  readonly version: string;
+}
+
+/** What the operator had typed, shown again with the reason it was refused. */
+export interface FormAgain {
+  readonly action: 'complete' | 'release';
+  readonly outcome: string;
+  readonly reason: string;
+  readonly problem: string;
+}
+
+export interface RecordView {
+  readonly tenant: string;
+  readonly key: string;
+  readonly record: IdempotencyRecord | null;
+  /** Undefined when the store keeps no resolutions. */
+  readonly resolutions: readonly ResolutionEntry[] | undefined;
+  readonly form: FormContext | undefined;
+  /** A notice after an action: `completed`, `released`. */
+  readonly done?: string | undefined;
+  readonly again?: FormAgain | undefined;
+}
+
+function facts(record: IdempotencyRecord): SafeHtml {
+  const state = html`<span class="badge ${record.state}">${stateLabel(record.state)}</span>`;
+  const row = (label: string, value: SafeHtml | string | number | undefined, mono = false) =>
+    html`<dt>${label}</dt><dd class="text${mono ? ' mono' : ''}">${value === undefined || value === '' ? html`<span class="muted">—</span>` : value}</dd>`;
+  return html`<dl class="facts">
+${row('State', state)}
+${row('Tool', record.tool)}
+${row('Tenant', record.tenant)}
+${row('Description', record.description)}
+${row('Run', record.runId)}
+${row('Call id', record.callId, true)}
+${row('Attempt', record.attempt)}
+${row('Fence', record.fence)}
+${row('Claimed', formatTime(record.claimedAtMs))}
+${row('In this state since', formatTime(record.updatedAtMs))}
+${record.state === 'in_progress' ? row('Lease until', formatTime(record.leaseExpiresAtMs)) : ''}
+${row('Kept until', formatTime(record.expiresAtMs))}
+${row('Idempotency key', record.key, true)}
+</dl>`;
+}
+
+function errorBlock(record: IdempotencyRecord): SafeHtml {
+  if (record.error === undefined) return html``;
+  return html`<h2>Why it stopped</h2>
+<p><span class="mono">${record.error.type}</span></p>
+<pre class="text">${record.error.message}</pre>`;
+}
+
+function hidden(view: RecordView, form: FormContext, action: 'complete' | 'release'): SafeHtml {
+  return html`<input type="hidden" name="csrf" value="${form.token}">
+<input type="hidden" name="tenant" value="${view.tenant}">
+<input type="hidden" name="key" value="${view.key}">
+<input type="hidden" name="version" value="${form.version}">
+<input type="hidden" name="action" value="${action}">`;
+}
+
+function problemFor(view: RecordView, action: 'complete' | 'release'): SafeHtml {
+  const again = view.again;
+  if (again === undefined || again.action !== action) return html``;
+  return html`<p class="notice bad" role="alert" id="problem-${action}">${again.problem}</p>`;
+}
+
+function actions(view: RecordView, record: IdempotencyRecord, form: FormContext, basePath: string): SafeHtml {
+  const again = view.again;
+  const run = record.runId === undefined ? 'the run' : html`run <span class="text">${record.runId}</span>`;
+  return html`<h2>Settle it</h2>
+<p>Check the system <span class="text">${record.tool}</span> acts on (the payment provider, the booking system) first. Each choice asks you to confirm.</p>
+<div class="actions">
+<section aria-labelledby="happened-title">
+<h2 id="happened-title">It happened</h2>
+<p>The effect took place. Enter the result the tool returned; the next replay of ${run} gets it instead of running the tool.</p>
+<form method="post" action="${href(basePath, '/confirm')}">
+${hidden(view, form, 'complete')}
+${problemFor(view, 'complete')}
+<label for="outcome">Outcome (JSON)</label>
+<textarea id="outcome" name="outcome" required spellcheck="false" aria-describedby="outcome-help">${again?.action === 'complete' ? again.outcome : ''}</textarea>
+<p id="outcome-help" class="muted">Any JSON value, e.g. <code>{"refundId": "re_123", "status": "succeeded"}</code>.</p>
+<label for="reason-complete">Why (recorded with your name)</label>
+<input id="reason-complete" name="reason" required maxlength="1024" size="60" value="${again?.action === 'complete' ? again.reason : ''}">
+<div class="row"><button type="submit">Review: it happened</button></div>
+</form>
+</section>
+<section aria-labelledby="not-happened-title">
+<h2 id="not-happened-title">It did not happen</h2>
+<p>The effect did not take place. The record is released: the next replay of ${run} runs the tool again, once.</p>
+<form method="post" action="${href(basePath, '/confirm')}">
+${hidden(view, form, 'release')}
+${problemFor(view, 'release')}
+<label for="reason-release">Why (recorded with your name)</label>
+<input id="reason-release" name="reason" required maxlength="1024" size="60" value="${again?.action === 'release' ? again.reason : ''}">
+<div class="row"><button type="submit" class="secondary">Review: it did not happen</button></div>
+</form>
+</section>
+</div>`;
+}
+
+function stateNote(record: IdempotencyRecord): SafeHtml {
+  if (record.state === 'completed') {
+    return html`<p class="notice ok">Completed: a replay gets the recorded outcome${record.resolution?.by === undefined ? '' : html`, stated by <span class="text">${record.resolution.by}</span>`}.</p>`;
+  }
+  return html`<p class="notice warn">In progress: a holder still runs it, or its lease ran out and the next claim marks it indeterminate (at most once) or takes it over (at least once). Only indeterminate and abandoned records can be settled.</p>`;
+}
+
+function doneNotice(done: string | undefined): SafeHtml {
+  if (done === 'completed')
+    return html`<p class="notice ok" role="status">Recorded: it happened. The next replay gets the outcome you entered.</p>`;
+  if (done === 'released')
+    return html`<p class="notice ok" role="status">Released: it did not happen. The next replay runs the tool once.</p>`;
+  return html``;
+}
+
+/** The record page. */
+export function recordPage(frame: PageFrame, view: RecordView): string {
+  const { record } = view;
+  const settleable = record !== null && (record.state === 'indeterminate' || record.state === 'abandoned');
+  const body =
+    record === null
+      ? html`<h1>No live record</h1>
+<p class="notice warn">There is no live record of this key in tenant <span class="text">${view.tenant}</span>: it was released, or its retention ran out, or it was forgotten.</p>
+<p class="mono text">${view.key}</p>`
+      : html`<h1><span class="text">${record.tool}</span> <span class="badge ${record.state}">${stateLabel(record.state)}</span></h1>
+${doneNotice(view.done)}
+${facts(record)}
+${errorBlock(record)}
+${settleable && view.form !== undefined ? actions(view, record, view.form, frame.basePath) : settleable ? '' : stateNote(record)}`;
+  return page(
+    frame,
+    record === null ? 'No live record' : record.tool,
+    html`${record === null ? doneNotice(view.done) : ''}${body}
+${resolutionHistory(view.resolutions)}
+<p><a href="${href(frame.basePath, '/', { tenant: view.tenant })}">Back to the list</a></p>`,
+  );
+}

@@ -1,0 +1,185 @@
+// POST /confirm and POST /resolve: an operator settles a record. Both check, in this order: a
+// same-origin post, the form token of this operator and browser, the tenant, the record's
+// version (unchanged since the operator looked at it), the reason and the outcome. /confirm
+// shows what will happen; /resolve does it through the guard (so `tool.resolved` is emitted),
+// with `by` = the operator's id.
+import {
+  type IdempotencyRecord,
+  isWellFormedText,
+  MAX_REASON_LENGTH,
+  OutcomeEncodingError,
+  type RecordRef,
+  StoreInputError,
+} from '@toolfence/core';
+import { formTokenProblem, issueFormToken } from '../csrf.js';
+import { href } from '../html.js';
+import { confirmPage } from '../pages/confirm-page.js';
+import { recordVersion } from '../record-version.js';
+import { readForm } from '../request.js';
+import { redirect, sendHtml } from '../respond.js';
+import { crossOriginProblem } from '../same-origin.js';
+import { ConsoleRefusal, type RouteContext, recordRefOf } from './context.js';
+import { readRecord, showRecord } from './record-route.js';
+
+type Action = 'complete' | 'release';
+
+interface ActionRequest {
+  readonly ref: RecordRef;
+  readonly action: Action;
+  readonly version: string;
+  readonly reason: string;
+  readonly outcome: string;
+}
+
+/** The checked fields of a posted action form. @throws ConsoleRefusal, FormError */
+async function actionRequestOf(context: RouteContext): Promise<ActionRequest> {
+  const crossOrigin = crossOriginProblem(context.request, context.options.allowedOrigins);
+  if (crossOrigin !== undefined) throw new ConsoleRefusal(403, 'Refused', `Refused: ${crossOrigin}.`);
+  const form = await readForm(context.request, context.options.maxBodyBytes);
+  const tokenProblem = formTokenProblem(
+    context.csrf,
+    context.request,
+    context.operator.id,
+    form.get('csrf') ?? undefined,
+  );
+  if (tokenProblem !== undefined) throw new ConsoleRefusal(403, 'Refused', `Refused: ${tokenProblem}.`);
+  const ref = recordRefOf(context.operator, form.get('tenant'), form.get('key'));
+  const action = form.get('action');
+  if (action !== 'complete' && action !== 'release') {
+    throw new ConsoleRefusal(400, 'Bad request', "The action must be 'complete' or 'release'.");
+  }
+  return {
+    ref,
+    action,
+    version: form.get('version') ?? '',
+    reason: (form.get('reason') ?? '').trim(),
+    outcome: form.get('outcome') ?? '',
+  };
+}
+
+function reasonProblem(reason: string): string | undefined {
+  if (reason === '') return 'Say why: the reason is recorded with your name.';
+  if (reason.length > MAX_REASON_LENGTH) return `The reason is longer than ${MAX_REASON_LENGTH} characters.`;
+  if (reason.includes('\u0000') || !isWellFormedText(reason))
+    return 'The reason has characters no store can keep.';
+  return undefined;
+}
+
+/** The outcome as JSON, or why it is not JSON. */
+function parseOutcome(text: string): { value: unknown; json: string } | { problem: string } {
+  if (text.trim() === '')
+    return { problem: 'Enter the outcome as JSON (for example {"status": "succeeded"}).' };
+  try {
+    const value: unknown = JSON.parse(text);
+    return { value, json: JSON.stringify(value) };
+  } catch (error) {
+    return { problem: `The outcome is not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+/**
+ * The record the action applies to, unchanged since the form was shown; otherwise the record page
+ * is shown again (409) and undefined returned.
+ */
+async function unchangedRecord(
+  context: RouteContext,
+  action: ActionRequest,
+): Promise<IdempotencyRecord | undefined> {
+  const record = await readRecord(context, action.ref);
+  if (record === null) {
+    throw new ConsoleRefusal(
+      409,
+      'Nothing to settle',
+      'There is no live record of this key any more: it was settled, released or expired meanwhile.',
+    );
+  }
+  if (
+    recordVersion(record) !== action.version ||
+    (record.state !== 'indeterminate' && record.state !== 'abandoned')
+  ) {
+    const problem =
+      'The record changed since you opened it (another operator, or the call itself, settled it): review it again.';
+    await showRecord(context, action.ref, 409, {
+      again: { action: action.action, outcome: action.outcome, reason: action.reason, problem },
+    });
+    return undefined;
+  }
+  return record;
+}
+
+/** Checks reason and outcome; shows the record page again (400) with the problem when one is wrong. */
+async function checkedInput(
+  context: RouteContext,
+  action: ActionRequest,
+): Promise<{ json: string | undefined; value: unknown } | undefined> {
+  const again = (problem: string) =>
+    showRecord(context, action.ref, 400, {
+      again: { action: action.action, outcome: action.outcome, reason: action.reason, problem },
+    });
+  const problem = reasonProblem(action.reason);
+  if (problem !== undefined) return void (await again(problem));
+  if (action.action === 'release') return { json: undefined, value: undefined };
+  const parsed = parseOutcome(action.outcome);
+  if ('problem' in parsed) return void (await again(parsed.problem));
+  return parsed;
+}
+
+/** POST /confirm: what the action will do, and the button that does it. */
+export async function confirmRoute(context: RouteContext): Promise<void> {
+  const action = await actionRequestOf(context);
+  const record = await unchangedRecord(context, action);
+  if (record === undefined) return;
+  const input = await checkedInput(context, action);
+  if (input === undefined) return;
+  const token = issueFormToken(context.csrf, context.request, context.response, context.operator.id);
+  sendHtml(
+    context.response,
+    200,
+    confirmPage(context.frame, {
+      action: action.action,
+      record,
+      outcome: input.json,
+      reason: action.reason,
+      operatorId: context.operator.id,
+      form: { token, version: action.version },
+    }),
+  );
+}
+
+/** POST /resolve: settle the record through the guard, then show it (303). */
+export async function resolveRoute(context: RouteContext): Promise<void> {
+  const action = await actionRequestOf(context);
+  if ((await unchangedRecord(context, action)) === undefined) return;
+  const input = await checkedInput(context, action);
+  if (input === undefined) return;
+  const audit = { tenant: action.ref.tenant, by: context.operator.id, reason: action.reason };
+  let result: Awaited<ReturnType<typeof context.options.guard.resolve>>;
+  try {
+    result = await context.options.guard.resolve(
+      action.ref.key,
+      action.action === 'release' ? { released: true } : { outcome: input.value },
+      audit,
+    );
+  } catch (error) {
+    if (OutcomeEncodingError.isInstance(error) || StoreInputError.isInstance(error)) {
+      const problem = `The store cannot take this: ${(error as Error).message}`;
+      await showRecord(context, action.ref, 400, {
+        again: { action: action.action, outcome: action.outcome, reason: action.reason, problem },
+      });
+      return;
+    }
+    throw error;
+  }
+  if (result.status !== 'resolved') {
+    throw new ConsoleRefusal(
+      409,
+      'Nothing to settle',
+      'The record was settled, released or expired meanwhile: nothing was changed.',
+    );
+  }
+  const done = action.action === 'complete' ? 'completed' : 'released';
+  redirect(
+    context.response,
+    href(context.options.basePath, '/record', { tenant: action.ref.tenant, key: action.ref.key, done }),
+  );
+}

@@ -1,0 +1,59 @@
+// GET /record?tenant=&key= : one record, its actions and its resolution history.
+import type { IdempotencyRecord, RecordRef, ResolutionEntry } from '@toolfence/core';
+import { issueFormToken } from '../csrf.js';
+import { type FormAgain, recordPage } from '../pages/record-page.js';
+import { recordVersion } from '../record-version.js';
+import { sendHtml } from '../respond.js';
+import { ConsoleRefusal, type RouteContext, recordRefOf } from './context.js';
+
+/** The live record of `ref`, or null; a record of another tenant or key (a store bug) is null. */
+export async function readRecord(context: RouteContext, ref: RecordRef): Promise<IdempotencyRecord | null> {
+  const record = await context.options.store.get(ref);
+  if (record === null || record.tenant !== ref.tenant || record.key !== ref.key) return null;
+  return record;
+}
+
+async function readResolutions(
+  context: RouteContext,
+  ref: RecordRef,
+): Promise<readonly ResolutionEntry[] | undefined> {
+  const { store } = context.options;
+  if (typeof store.resolutions !== 'function') return undefined;
+  const entries = await store.resolutions(ref);
+  return entries.filter((entry) => entry.tenant === ref.tenant && entry.key === ref.key);
+}
+
+/** Renders the record page of `ref` with `status` (also used to show a refused action again). */
+export async function showRecord(
+  context: RouteContext,
+  ref: RecordRef,
+  status: number,
+  extra: { done?: string | undefined; again?: FormAgain | undefined } = {},
+): Promise<void> {
+  const [record, resolutions] = await Promise.all([readRecord(context, ref), readResolutions(context, ref)]);
+  if (record === null && (resolutions === undefined || resolutions.length === 0)) {
+    throw new ConsoleRefusal(404, 'Not found', 'There is no record of this key in this tenant.');
+  }
+  const form =
+    record === null
+      ? undefined
+      : {
+          token: issueFormToken(context.csrf, context.request, context.response, context.operator.id),
+          version: recordVersion(record),
+        };
+  sendHtml(
+    context.response,
+    status,
+    recordPage(context.frame, { tenant: ref.tenant, key: ref.key, record, resolutions, form, ...extra }),
+  );
+}
+
+/** Answers the record page. */
+export async function recordRoute(context: RouteContext): Promise<void> {
+  const { query } = context.route;
+  const ref = recordRefOf(context.operator, query.get('tenant'), query.get('key'));
+  const done = query.get('done');
+  await showRecord(context, ref, 200, {
+    done: done === 'completed' || done === 'released' ? done : undefined,
+  });
+}
