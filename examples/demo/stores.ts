@@ -146,7 +146,7 @@ async function openSqlite(file: string): Promise<DemoStore> {
     runKilledWorker: (spec) => runKilledWorker({ store: { kind: 'sqlite', path, table }, ...spec }),
     close: async () => {
       await store.close();
-      for (const name of [table, `${table}_migrations`, `${table}_ledger`]) {
+      for (const name of [table, `${table}_resolutions`, `${table}_migrations`, `${table}_ledger`]) {
         db.exec(`DROP TABLE IF EXISTS ${quoteSqliteName(name)}`);
       }
       db.close();
