@@ -1,24 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  Holder,
-  IdempotencyRecord,
-  IdempotencyStore,
-  ListOptions,
-  ListPage,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-  Resolution,
-  ResolutionEntry,
-  ResolveResult,
-  WaitOptions,
-  WaitResult,
-} from '../store/idempotency-store.js';
+// The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
+import type * as contract from '../store/idempotency-store.js';
 import type { CallTrace } from './call-trace.js';
 
 // The guard's store, seen through the call that uses it: each round trip made on behalf of a
@@ -49,53 +31,62 @@ function timed<R>(operation: string, send: () => Promise<R>): Promise<R> {
 }
 
 /** A store that times each round trip of a traced call and otherwise does exactly what `inner` does. */
-export class TracedStore implements IdempotencyStore {
+export class TracedStore implements contract.IdempotencyStore {
   readonly specificationVersion: 'v1';
   /**
    * The inner store's operator reads, never a guarded call's, passed straight through; absent
    * when the inner store lacks them (a store written for an older contract), so the guard's
    * operator methods still refuse such a store with StoreConfigurationError.
    */
-  declare readonly list: (options: ListOptions) => Promise<ListPage>;
-  declare readonly resolutions: (ref: RecordRef) => Promise<readonly ResolutionEntry[]>;
+  declare readonly list: (options: contract.ListOptions) => Promise<contract.ListPage>;
+  declare readonly resolutions: (ref: contract.RecordRef) => Promise<readonly contract.ResolutionEntry[]>;
 
-  constructor(private readonly inner: IdempotencyStore) {
+  constructor(private readonly inner: contract.IdempotencyStore) {
     this.specificationVersion = inner.specificationVersion;
     const self = this as { -readonly [K in 'list' | 'resolutions']?: TracedStore[K] };
     if (typeof inner.list === 'function') self.list = (options) => inner.list(options);
     if (typeof inner.resolutions === 'function') self.resolutions = (ref) => inner.resolutions(ref);
   }
 
-  claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+  claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     return timed('claim', () => this.inner.claim(ref, options));
   }
 
-  renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+  renew(ref: contract.RecordRef, holder: contract.Holder, leaseMs: number): Promise<contract.RenewResult> {
     return timed('renew', () => this.inner.renew(ref, holder, leaseMs));
   }
 
-  complete(ref: RecordRef, holder: Holder, outcome: string, retentionMs: number): Promise<CompleteResult> {
+  complete(
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    outcome: string,
+    retentionMs: number,
+  ): Promise<contract.CompleteResult> {
     return timed('complete', () => this.inner.complete(ref, holder, outcome, retentionMs));
   }
 
-  release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+  release(ref: contract.RecordRef, holder: contract.Holder): Promise<contract.ReleaseResult> {
     return timed('release', () => this.inner.release(ref, holder));
   }
 
   markIndeterminate(
-    ref: RecordRef,
-    holder: Holder,
-    error: RecordedError,
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    error: contract.RecordedError,
     retentionMs: number,
-  ): Promise<MarkIndeterminateResult> {
+  ): Promise<contract.MarkIndeterminateResult> {
     return timed('markIndeterminate', () => this.inner.markIndeterminate(ref, holder, error, retentionMs));
   }
 
-  get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+  get(ref: contract.RecordRef): Promise<contract.IdempotencyRecord | null> {
     return timed('get', () => this.inner.get(ref));
   }
 
-  resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+  resolve(
+    ref: contract.RecordRef,
+    resolution: contract.Resolution,
+    retentionMs: number,
+  ): Promise<contract.ResolveResult> {
     return this.inner.resolve(ref, resolution, retentionMs);
   }
 
@@ -103,7 +94,7 @@ export class TracedStore implements IdempotencyStore {
     return this.inner.forget(options);
   }
 
-  waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+  waitForSettle(ref: contract.RecordRef, options: contract.WaitOptions): Promise<contract.WaitResult> {
     return timed('waitForSettle', () => this.inner.waitForSettle(ref, options));
   }
 

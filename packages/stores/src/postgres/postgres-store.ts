@@ -1,23 +1,5 @@
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  Holder,
-  IdempotencyRecord,
-  IdempotencyStore,
-  ListOptions,
-  ListPage,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-  Resolution,
-  ResolutionEntry,
-  ResolveResult,
-  WaitOptions,
-  WaitResult,
-} from '@toolfence/core';
+// The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
+import type * as contract from '@toolfence/core';
 import {
   checkListOptions,
   checkRecordRef,
@@ -93,7 +75,7 @@ function checkOperationTimeoutMs(value: number | undefined): number {
  * await store.ensureSchema();
  * ```
  */
-export class PostgresStore implements IdempotencyStore {
+export class PostgresStore implements contract.IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
   private readonly pool: PostgresQueryable;
   private readonly names: PostgresNames;
@@ -176,7 +158,7 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.claim} */
-  async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+  async claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     checkInput.claim(ref, options);
     const row = await claimRow(this.runner, ref, options);
     this.autoCleanup.afterClaim();
@@ -184,47 +166,55 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.renew} */
-  async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+  async renew(
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    leaseMs: number,
+  ): Promise<contract.RenewResult> {
     checkInput.renew(ref, holder, leaseMs);
     return renewLease(this.runner, ref, holder, leaseMs);
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
   async complete(
-    ref: RecordRef,
-    holder: Holder,
+    ref: contract.RecordRef,
+    holder: contract.Holder,
     outcome: string,
     retentionMs: number,
-  ): Promise<CompleteResult> {
+  ): Promise<contract.CompleteResult> {
     checkInput.complete(ref, holder, outcome, retentionMs);
     return completeRecord(this.runner, ref, holder, outcome, retentionMs);
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
-  async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+  async release(ref: contract.RecordRef, holder: contract.Holder): Promise<contract.ReleaseResult> {
     checkInput.release(ref, holder);
     return releaseRecord(this.runner, ref, holder);
   }
 
   /** {@inheritDoc IdempotencyStore.markIndeterminate} */
   async markIndeterminate(
-    ref: RecordRef,
-    holder: Holder,
-    error: RecordedError,
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    error: contract.RecordedError,
     retentionMs: number,
-  ): Promise<MarkIndeterminateResult> {
+  ): Promise<contract.MarkIndeterminateResult> {
     checkInput.markIndeterminate(ref, holder, error, retentionMs);
     return markRecordIndeterminate(this.runner, ref, holder, error, retentionMs);
   }
 
   /** {@inheritDoc IdempotencyStore.get} */
-  async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+  async get(ref: contract.RecordRef): Promise<contract.IdempotencyRecord | null> {
     checkRecordRef(ref);
     return getRecord(this.runner, ref);
   }
 
   /** {@inheritDoc IdempotencyStore.resolve} */
-  async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+  async resolve(
+    ref: contract.RecordRef,
+    resolution: contract.Resolution,
+    retentionMs: number,
+  ): Promise<contract.ResolveResult> {
     checkRecordRef(ref);
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
@@ -232,13 +222,13 @@ export class PostgresStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.list} */
-  async list(options: ListOptions): Promise<ListPage> {
+  async list(options: contract.ListOptions): Promise<contract.ListPage> {
     checkListOptions(options);
     return listRecords(this.runner, options);
   }
 
   /** {@inheritDoc IdempotencyStore.resolutions} */
-  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+  async resolutions(ref: contract.RecordRef): Promise<readonly contract.ResolutionEntry[]> {
     checkRecordRef(ref);
     return readResolutions(this.runner, ref);
   }
@@ -276,7 +266,7 @@ export class PostgresStore implements IdempotencyStore {
    * without a re-read: at worst the caller claims again and is told the key is busy.
    * Rejects with `signal.reason` when `signal` aborts.
    */
-  async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+  async waitForSettle(ref: contract.RecordRef, options: contract.WaitOptions): Promise<contract.WaitResult> {
     checkRecordRef(ref);
     checkWaitOptions(options);
     this.runner.assertOpen('waitForSettle');

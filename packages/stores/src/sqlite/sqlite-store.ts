@@ -1,23 +1,5 @@
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  Holder,
-  IdempotencyRecord,
-  IdempotencyStore,
-  ListOptions,
-  ListPage,
-  MarkIndeterminateResult,
-  RecordedError,
-  RecordRef,
-  ReleaseResult,
-  RenewResult,
-  Resolution,
-  ResolutionEntry,
-  ResolveResult,
-  WaitOptions,
-  WaitResult,
-} from '@toolfence/core';
+// The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
+import type * as contract from '@toolfence/core';
 import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
 import { checkInput } from '../shared/operation-input.js';
 import { decideClaim } from './claim-decision.js';
@@ -61,7 +43,7 @@ export type { SQLiteEnsureSchemaResult, SQLiteStoreOptions } from './sqlite-opti
  * await store.ensureSchema();
  * ```
  */
-export class SQLiteStore implements IdempotencyStore {
+export class SQLiteStore implements contract.IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
   readonly path: string;
   private readonly db: RecordsDatabase;
@@ -90,24 +72,28 @@ export class SQLiteStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.claim} */
-  async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
+  async claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     checkInput.claim(ref, options);
     return this.decide(ref, 'claim', (now) => decideClaim(this.db, ref, options, now));
   }
 
   /** {@inheritDoc IdempotencyStore.renew} */
-  async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
+  async renew(
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    leaseMs: number,
+  ): Promise<contract.RenewResult> {
     checkInput.renew(ref, holder, leaseMs);
     return this.decide(ref, 'renew', (now) => decideRenew(this.db, ref, holder, leaseMs, now));
   }
 
   /** {@inheritDoc IdempotencyStore.complete} */
   async complete(
-    ref: RecordRef,
-    holder: Holder,
+    ref: contract.RecordRef,
+    holder: contract.Holder,
     outcome: string,
     retentionMs: number,
-  ): Promise<CompleteResult> {
+  ): Promise<contract.CompleteResult> {
     checkInput.complete(ref, holder, outcome, retentionMs);
     return this.decide(ref, 'complete', (now) =>
       decideComplete(this.db, ref, holder, outcome, retentionMs, now),
@@ -115,18 +101,18 @@ export class SQLiteStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.release} */
-  async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
+  async release(ref: contract.RecordRef, holder: contract.Holder): Promise<contract.ReleaseResult> {
     checkInput.release(ref, holder);
     return this.decide(ref, 'release', (now) => decideRelease(this.db, ref, holder, now));
   }
 
   /** {@inheritDoc IdempotencyStore.markIndeterminate} */
   async markIndeterminate(
-    ref: RecordRef,
-    holder: Holder,
-    error: RecordedError,
+    ref: contract.RecordRef,
+    holder: contract.Holder,
+    error: contract.RecordedError,
     retentionMs: number,
-  ): Promise<MarkIndeterminateResult> {
+  ): Promise<contract.MarkIndeterminateResult> {
     checkInput.markIndeterminate(ref, holder, error, retentionMs);
     return this.decide(ref, 'markIndeterminate', (now) =>
       decideMarkIndeterminate(this.db, ref, holder, error, retentionMs, now),
@@ -134,14 +120,18 @@ export class SQLiteStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.get} */
-  async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
+  async get(ref: contract.RecordRef): Promise<contract.IdempotencyRecord | null> {
     checkRecordRef(ref);
     const row = await this.db.read('get', ref);
     return row === undefined ? null : toRecord(row);
   }
 
   /** {@inheritDoc IdempotencyStore.resolve} */
-  async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
+  async resolve(
+    ref: contract.RecordRef,
+    resolution: contract.Resolution,
+    retentionMs: number,
+  ): Promise<contract.ResolveResult> {
     checkRecordRef(ref);
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
@@ -149,13 +139,13 @@ export class SQLiteStore implements IdempotencyStore {
   }
 
   /** {@inheritDoc IdempotencyStore.list} */
-  async list(options: ListOptions): Promise<ListPage> {
+  async list(options: contract.ListOptions): Promise<contract.ListPage> {
     checkListOptions(options);
     return this.db.withLock('list', () => listRecords(this.db, options, this.db.now()));
   }
 
   /** {@inheritDoc IdempotencyStore.resolutions} */
-  async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
+  async resolutions(ref: contract.RecordRef): Promise<readonly contract.ResolutionEntry[]> {
     checkRecordRef(ref);
     return this.db.withLock('resolutions', () => readResolutions(this.db, ref, this.db.now()));
   }
@@ -196,7 +186,7 @@ export class SQLiteStore implements IdempotencyStore {
    * `lease_expired` only once a claim would no longer answer `busy` (a timer that fires early
    * re-reads and re-arms). Rejects with `signal.reason` when `signal` aborts.
    */
-  async waitForSettle(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
+  async waitForSettle(ref: contract.RecordRef, options: contract.WaitOptions): Promise<contract.WaitResult> {
     checkRecordRef(ref);
     const timeoutMs = options?.timeoutMs;
     if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) {
@@ -229,7 +219,7 @@ export class SQLiteStore implements IdempotencyStore {
 
   /** One decision in one transaction; this process's waiters are woken when it settled the record. */
   private async decide<T>(
-    ref: RecordRef,
+    ref: contract.RecordRef,
     operation: string,
     decision: (now: number) => Decided<T>,
   ): Promise<T> {
