@@ -12,6 +12,17 @@ describe('the SQLite SQL files, loaded from sql/*.sql', () => {
     expect(statements.selectRecord).toContain('{{table}}');
   });
 
+  it('puts the shared fragments in place of each -- @include line, without their comments', () => {
+    for (const text of Object.values(statements)) expect(text).not.toMatch(/^-- @include/m);
+    for (const text of [statements.listNewest, statements.listOldest]) {
+      expect(text).toContain('FROM {{table}}\nWHERE (@tenant IS NULL OR tenant = @tenant)\n');
+      expect(text).toContain(
+        'AND (@olderThanMs IS NULL OR updated_at_ms <= @now - @olderThanMs)\n  AND (@cursorUpdatedAtMs',
+      );
+      expect(text).not.toContain('The start of list-newest.sql');
+    }
+  });
+
   it('numbers migrations 1, 2, ... and uses only known placeholders', () => {
     expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1));
     const known = new Set([

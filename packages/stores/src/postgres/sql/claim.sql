@@ -154,14 +154,7 @@ WITH answered AS (
     run_id, call_id, description, claimed_at, updated_at, resolution
   FROM answered
 )
-SELECT
-  tenant, key, tool, fingerprint, state, fence, attempt, owner,
-  floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  outcome, outcome_bytes, error_type, error_message,
-  run_id, call_id, description,
-  floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
-  floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
+-- @include record-columns
   resolution,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms,
   (owner = $5::text AND state = 'in_progress') AS acquired

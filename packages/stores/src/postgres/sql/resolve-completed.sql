@@ -24,19 +24,10 @@
       'by', $6::text, 'reason', $7::text,
       'atMs', floor(extract(epoch FROM statement_timestamp()) * 1000)::float8))
   FROM current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state IN ('indeterminate', 'abandoned')
-  RETURNING 1
-), journal AS (
-  INSERT INTO {{resolutions_table}} (
-    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
-    resolved_by, reason, resolved_at, expires_at
-  )
+-- @include resolve-journal-open
   SELECT current.tenant, current.key, current.tool, 'completed', current.state, current.fence,
     current.attempt, current.error_type, current.error_message, $6::text, $7::text,
     date_trunc('milliseconds', statement_timestamp()),
     statement_timestamp() + $4::float8 * interval '1 millisecond'
-  FROM current
-  WHERE current.state IN ('indeterminate', 'abandoned')
-)
+-- @include resolve-journal-close
 -- @include row-before-change

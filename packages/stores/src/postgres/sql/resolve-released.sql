@@ -8,19 +8,10 @@
 , change AS (
   DELETE FROM {{table}} AS record
   USING current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state IN ('indeterminate', 'abandoned')
-  RETURNING 1
-), journal AS (
-  INSERT INTO {{resolutions_table}} (
-    tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,
-    resolved_by, reason, resolved_at, expires_at
-  )
+-- @include resolve-journal-open
   SELECT current.tenant, current.key, current.tool, 'released', current.state, current.fence,
     current.attempt, current.error_type, current.error_message, $4::text, $5::text,
     date_trunc('milliseconds', statement_timestamp()),
     statement_timestamp() + $3::float8 * interval '1 millisecond'
-  FROM current
-  WHERE current.state IN ('indeterminate', 'abandoned')
-)
+-- @include resolve-journal-close
 -- @include row-before-change

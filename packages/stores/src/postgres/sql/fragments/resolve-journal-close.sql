@@ -1,0 +1,5 @@
+-- Closes the `journal` CTE opened by resolve-journal-open.sql: the entry is written on the same
+-- condition as the change, in the same statement.
+  FROM current
+  WHERE current.state IN ('indeterminate', 'abandoned')
+)
