@@ -102,15 +102,14 @@ export interface IdempotencyPolicy<TArguments = Record<string, unknown>> {
 /** What a repeat whose non-key arguments differ gets: see `IdempotencyPolicy.onArgumentsMismatch`. */
 export type ArgumentsMismatch = 'replay' | 'conflict';
 
-/** Guard-wide defaults a policy may override. Durations in milliseconds. */
-export interface PolicyDefaults {
-  readonly leaseMs?: number;
-  readonly heartbeatMs?: number;
-  readonly maxAttempts?: number;
-  readonly retentionMs?: number;
-  readonly timeoutMs?: number;
-  readonly waitTimeoutMs?: number;
-}
+/**
+ * Guard-wide defaults a policy may override: the timing fields of {@link IdempotencyPolicy}, with
+ * the same meaning, defaults and limits. Durations in milliseconds.
+ */
+export type PolicyDefaults = Pick<
+  IdempotencyPolicy,
+  'leaseMs' | 'heartbeatMs' | 'maxAttempts' | 'retentionMs' | 'timeoutMs' | 'waitTimeoutMs'
+>;
 
 /** A policy with every default filled in and checked. */
 export interface ResolvedPolicy {
