@@ -30,7 +30,12 @@ describeStoreConformance(
     await requirePostgres();
     const pool = createPool({ max: 20 });
     pools.push(pool);
-    const store = new PostgresStore({ pool, schema });
+    // A longer client deadline than the default 5 s: on the shared server, with the other
+    // PostgreSQL files of `npm test` running beside this one, a statement of the retention-expiry
+    // race has now and then gone unanswered for more than 5 s (cause not found yet; the closing
+    // note of session 3 lists the suspects). The deadline itself is checked by the S5 case, on a
+    // frozen store with 500 ms.
+    const store = new PostgresStore({ pool, schema, operationTimeoutMs: 15_000 });
     await store.ensureSchema();
     return store;
   },
@@ -39,7 +44,7 @@ describeStoreConformance(
     createPeerStore: () => {
       const pool = createPool({ max: 10 });
       pools.push(pool);
-      return new PostgresStore({ pool, schema });
+      return new PostgresStore({ pool, schema, operationTimeoutMs: 15_000 });
     },
     createUnavailableStore: () => {
       const pool = createUnreachablePool();
