@@ -40,6 +40,7 @@ export function faultSuite(store: StoreKind): void {
       console.log(
         `[faults] ${JSON.stringify({
           checks: report.checks,
+          index: { ...report.index, violations: undefined },
           answers: report.answers,
           deliveries: report.deliveries,
           renewalsDelayed: report.renewalsDelayed,
@@ -72,6 +73,10 @@ export function faultSuite(store: StoreKind): void {
       expect(report.staleFenced).toBeGreaterThan(0);
       if (kinds.includes('record-loss'))
         expect(report.checks.recordLosses).toBeGreaterThanOrEqual(MIN_FAULTS_PER_KIND);
+      // The operator's listing agrees with the records: none missing, none phantom or stale.
+      expect(report.index.records).toBeGreaterThan(0);
+      expect(report.index).toMatchObject({ missing: 0, phantom: 0, repeated: 0, disagreeing: 0 });
+      expect(report.index.listed).toBe(report.index.records);
       expect(report.violations).toEqual([]);
     }, 300_000);
   });

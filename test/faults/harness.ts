@@ -35,6 +35,7 @@ import {
 } from './checks.js';
 import { postgresDeletionLogDdl, readPostgresDeletions } from './deletion-log.js';
 import { dumpHistory } from './history-dump.js';
+import { checkIndex, type IndexCheck, listEveryRecord } from './index-check.js';
 import { type Ledger, postgresLedger, postgresLedgerDdl, redisLedger } from './ledger.js';
 import {
   type Answer,
@@ -152,6 +153,8 @@ export interface FaultRunReport {
   readonly unexpectedWorkerExits: number;
   readonly seed: number;
   readonly checks: HistoryChecks['detail'];
+  /** The operator's listing against the records after the run (index-check.ts). */
+  readonly index: IndexCheck;
   readonly violations: readonly string[];
 }
 
@@ -1004,6 +1007,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       const read = await Promise.all(batch.map((key) => backend.store.get({ tenant, key })));
       for (const [position, key] of batch.entries()) records.set(key, read[position] ?? null);
     }
+    // The operator's listing, read after the records, must agree with them (index-check.ts).
+    const index = checkIndex(records, await listEveryRecord(backend.store, tenant));
+    log(
+      `index: ${index.listed} listed, ${index.records} records by get; missing ${index.missing}, phantom ${index.phantom}, repeated ${index.repeated}, disagreeing ${index.disagreeing}`,
+    );
     // A release whose reply was lost (the store froze, the connection broke) may have landed all
     // the same: the workers never hear of it. Where the store logs its deletions, the checks use
     // that log, which holds every release that landed and only those.
@@ -1064,7 +1072,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       unexpectedWorkerExits,
       seed,
       checks: checks.detail,
-      violations: checks.violations,
+      index,
+      violations: [...checks.violations, ...index.violations],
     };
   } finally {
     finishing = true;
