@@ -305,7 +305,10 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
       const faulty = new FaultyStore(store());
       faulty.faults.loseRenewals = true;
       const guard = setup.guard(faulty);
-      const policy: IdempotencyPolicy = { ...effectful, leaseMs: 300, heartbeatMs: 50 };
+      // The lease is lost at the first heartbeat (50 ms), whatever its length; it is long so that
+      // a claim answered late on a loaded machine still leaves the body a live lease to start on
+      // (a reply later than the lease sends the guard down another path: lease-confirmation.ts).
+      const policy: IdempotencyPolicy = { ...effectful, leaseMs: 2_000, heartbeatMs: 50 };
       const lost = call('refund', policy, { orderId: SECRET });
       const answer = guard.run(lost, ({ signal }) => {
         return new Promise((_, reject) =>
@@ -383,7 +386,9 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
       const faulty = new FaultyStore(store());
       faulty.faults.loseRenewals = true;
       const guard = setup.guard(faulty);
-      const policy: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT, leaseMs: 300, heartbeatMs: 50 };
+      // Lost at the first heartbeat (50 ms); the takeover waits for the store's lease to run out,
+      // long enough that a late claim reply on a loaded machine still finds it live.
+      const policy: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT, leaseMs: 1_500, heartbeatMs: 50 };
       const fencedCall = call('reindex', policy, { index: SECRET });
       let runs = 0;
       const answer = guard.run(fencedCall, async ({ signal }) => {
