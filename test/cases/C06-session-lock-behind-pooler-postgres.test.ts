@@ -45,9 +45,15 @@ afterAll(async () => {
   await setup?.teardown();
 });
 
+/** Advisory locks held by the pooler's backends (other files' migrations take some meanwhile). */
 const advisoryLocks = async () =>
   Number(
-    (await setup!.pool.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).rows[0].n,
+    (
+      await setup!.pool.query(
+        "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = ANY($1::int[])",
+        [backends.map((backend) => backend.pid)],
+      )
+    ).rows[0].n,
   );
 
 function guarded(tenant: string) {

@@ -603,18 +603,20 @@ describe('waitForSettle', () => {
     const { value, elapsedMs } = await timed(store.waitForSettle(ref, { timeoutMs: 10_000 }));
     expect(value).toBe('lease_expired');
     expect(elapsedMs).toBeGreaterThan(300);
-    expect(elapsedMs).toBeLessThan(900);
+    // Well before the 10 s timeout: it woke for the lease (a loaded machine's timers run late).
+    expect(elapsedMs).toBeLessThan(5_000);
   });
 
   it('keeps waiting through a renewal and wakes at the renewed deadline', async () => {
     const ref = newRef();
-    const claimed = await acquire(ref, { leaseMs: 300 });
+    // A lease long enough that the renewal lands inside it on a loaded machine.
+    const claimed = await acquire(ref, { leaseMs: 1_000 });
     const waiting = timed(store.waitForSettle(ref, { timeoutMs: 10_000 }));
     await sleep(150);
-    await store.renew(ref, claimed.holder, 600);
+    expect(await store.renew(ref, claimed.holder, 1_500)).toMatchObject({ status: 'renewed' });
     const { value, elapsedMs } = await waiting;
     expect(value).toBe('lease_expired');
-    expect(elapsedMs).toBeGreaterThan(650);
+    expect(elapsedMs).toBeGreaterThan(1_600);
   });
 
   it('answers settled at once for a settled or missing record, timeout otherwise', async () => {
@@ -635,7 +637,7 @@ describe('waitForSettle', () => {
     const { value, elapsedMs } = await waiting;
     expect(value).toBe('settled');
     expect(elapsedMs).toBeGreaterThan(200);
-    expect(elapsedMs).toBeLessThan(1500);
+    expect(elapsedMs).toBeLessThan(3_000);
   });
 
   it('rejects with the abort reason when aborted', async () => {
@@ -722,7 +724,8 @@ describe('an unavailable Redis', () => {
       expect(StoreUnavailableError.isInstance(error), `${operation}: ${String(error)}`).toBe(true);
       expect((error as StoreUnavailableError).operation).toBe(operation);
     }
-    expect(performance.now() - started).toBeLessThan(1000);
+    // All nine together in less than one operation deadline (5 s): none waited for its deadline.
+    expect(performance.now() - started).toBeLessThan(4_000);
   });
 
   it('fails a client that never connected (nothing listens) with StoreUnavailableError', async () => {
