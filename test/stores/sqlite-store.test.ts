@@ -78,7 +78,7 @@ describe('SQLiteStore on a file', () => {
 
   it('ensureSchema is idempotent and records each migration once', async () => {
     const store = newStore({ table: 'Tool "calls"' });
-    expect(await store.ensureSchema()).toEqual({ applied: [1, 2] });
+    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3] });
     expect(await store.ensureSchema()).toEqual({ applied: [] });
     const again = new SQLiteStore({ path: store.path, table: 'Tool "calls"' });
     stores.push(again);
@@ -88,6 +88,7 @@ describe('SQLiteStore on a file', () => {
       expect(raw.prepare('SELECT version, name FROM "Tool ""calls""_migrations"').all()).toEqual([
         { version: 1, name: '0001_init' },
         { version: 2, name: '0002_listing' },
+        { version: 3, name: '0003_resolutions_expiry' },
       ]);
     } finally {
       raw.close();

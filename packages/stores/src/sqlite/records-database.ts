@@ -29,7 +29,10 @@ export interface Connection {
   readonly immediate: (work: () => unknown) => unknown;
 }
 
-/** How many expired rows each claim and complete deletes (an incremental sweep, as MemoryStore does). */
+/**
+ * How many expired rows each claim and complete deletes (an incremental sweep, as MemoryStore does),
+ * and how many expired resolution entries each resolve deletes.
+ */
 const SWEEP_PER_WRITE = 4;
 const STORE = 'SQLiteStore';
 
@@ -226,6 +229,11 @@ export class RecordsDatabase {
 
   sweep(now: number): void {
     this.run('sweep', [now, SWEEP_PER_WRITE]);
+  }
+
+  /** Deletes a few expired resolution entries (each resolve, which adds one, does this). */
+  sweepResolutions(now: number): void {
+    this.run('sweepResolutions', [now, SWEEP_PER_WRITE]);
   }
 
   /** Wakes this process's waiters of `ref` (after a decision that settled it). */
