@@ -12,35 +12,71 @@ import pg from 'pg';
 import { renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5461/test', max: 2 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5461/test',
+  max: 2,
+});
 const schema = `claimpaths_${Date.now()}`;
 const store = new PostgresStore({ pool, schema, autoCleanup: false });
 await store.ensureSchema();
-const internals = store as unknown as { runner: { sql: { claim: string } }; names: { placeholders: Record<string, string> } };
+const internals = store as unknown as {
+  runner: { sql: { claim: string } };
+  names: { placeholders: Record<string, string> };
+};
 const newSql = internals.runner.sql.claim;
 const oldSql = renderSql(
   readFileSync(process.env.OLD_CLAIM_SQL ?? '/tmp/claim-old.sql', 'utf8').replace(
     /^-- @include record-columns$/m,
-    readFileSync(new URL('../../packages/stores/src/postgres/sql/fragments/record-columns.sql', import.meta.url), 'utf8').replace(/^(--.*\n)+/, '').trimEnd(),
+    readFileSync(
+      new URL('../../packages/stores/src/postgres/sql/fragments/record-columns.sql', import.meta.url),
+      'utf8',
+    )
+      .replace(/^(--.*\n)+/, '')
+      .trimEnd(),
   ),
   internals.names.placeholders,
 );
 const opts = (owner: string) => ({
-  tool: 'place_order', fingerprint: 'f'.repeat(64), owner, leaseMs: 30000, retentionMs: 86400000,
-  mode: 'at-least-once' as const, maxAttempts: 3, checkFingerprint: false,
+  tool: 'place_order',
+  fingerprint: 'f'.repeat(64),
+  owner,
+  leaseMs: 30000,
+  retentionMs: 86400000,
+  mode: 'at-least-once' as const,
+  maxAttempts: 3,
+  checkFingerprint: false,
 });
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 const target = { tenant: 'default', key: 'a'.repeat(64) };
 const owner = randomUUID();
 const claimed = await store.claim(target, opts(owner));
 await store.complete(target, { fence: (claimed as { fence: number }).fence, owner }, outcome, 86400000);
-const args = (key: string, o: string) => [target.tenant, key, 'place_order', 'f'.repeat(64), o, 30000, 86400000, 'at-least-once', 3, false, null, null, null];
+const args = (key: string, o: string) => [
+  target.tenant,
+  key,
+  'place_order',
+  'f'.repeat(64),
+  o,
+  30000,
+  86400000,
+  'at-least-once',
+  3,
+  false,
+  null,
+  null,
+  null,
+];
 const client = await pool.connect();
 const table = store.tableName;
 const runs = {
   old: () => client.query({ name: 'old', text: oldSql, values: args(target.key, 'x') }),
   new: () => client.query({ name: 'new', text: newSql, values: args(target.key, 'x') }),
-  pk: () => client.query({ name: 'pk', text: `SELECT outcome FROM ${table} WHERE tenant = $1 AND key = $2`, values: [target.tenant, target.key] }),
+  pk: () =>
+    client.query({
+      name: 'pk',
+      text: `SELECT outcome FROM ${table} WHERE tenant = $1 AND key = $2`,
+      values: [target.tenant, target.key],
+    }),
 };
 const samples: Record<string, number[]> = { old: [], new: [], pk: [] };
 for (let round = 0; round < 9; round++) {
@@ -52,21 +88,34 @@ for (let round = 0; round < 9; round++) {
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const [name, xs] of Object.entries(samples)) console.log(`repeat ${name.padEnd(4)} ${median(xs).toFixed(1)} µs per call (median of 9 rounds of 300)`);
+for (const [name, xs] of Object.entries(samples))
+  console.log(`repeat ${name.padEnd(4)} ${median(xs).toFixed(1)} µs per call (median of 9 rounds of 300)`);
 const lit = `'default', '${target.key}', 'place_order', '${'f'.repeat(64)}', 'x', 30000, 86400000, 'at-least-once', 3, false, NULL, NULL, NULL`;
 await client.query(`PREPARE old_p AS ${oldSql}`);
 await client.query(`PREPARE new_p AS ${newSql}`);
-for (let i = 0; i < 8; i++) { await client.query(`EXECUTE old_p(${lit})`); await client.query(`EXECUTE new_p(${lit})`); }
+for (let i = 0; i < 8; i++) {
+  await client.query(`EXECUTE old_p(${lit})`);
+  await client.query(`EXECUTE new_p(${lit})`);
+}
 for (const name of ['old_p', 'new_p']) {
-  const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY ON) EXECUTE ${name}(${lit})`);
+  const plan = await client.query(
+    `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY ON) EXECUTE ${name}(${lit})`,
+  );
   const lines = plan.rows.map((r) => r['QUERY PLAN'] as string);
-  console.log(name, lines.filter((l) => /Execution Time|Planning Time|^\s*Buffers/.test(l)).slice(-3).join(' | '));
+  console.log(
+    name,
+    lines
+      .filter((l) => /Execution Time|Planning Time|^\s*Buffers/.test(l))
+      .slice(-3)
+      .join(' | '),
+  );
 }
 const lsn = async () => (await client.query('SELECT pg_current_wal_lsn() AS l')).rows[0].l as string;
 for (const name of ['old', 'new'] as const) {
   const text = name === 'old' ? oldSql : newSql;
   const a = await lsn();
-  for (let i = 0; i < 500; i++) await client.query({ name: `${name}-fresh`, text, values: args(`${name}-${i}`, randomUUID()) });
+  for (let i = 0; i < 500; i++)
+    await client.query({ name: `${name}-fresh`, text, values: args(`${name}-${i}`, randomUUID()) });
   const b = await lsn();
   const d = (await client.query('SELECT pg_wal_lsn_diff($1, $2) AS d', [b, a])).rows[0].d;
   console.log(`fresh claim ${name}: ${(Number(d) / 500).toFixed(0)} WAL bytes per claim`);

@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test', max: 1 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test',
+  max: 1,
+});
 const schema = `expl_${Date.now()}`;
 const store = new PostgresStore({ pool, schema });
 await store.ensureSchema();

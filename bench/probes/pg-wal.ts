@@ -4,7 +4,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test', max: 2 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test',
+  max: 2,
+});
 const schema = `walprobe_${Date.now()}`;
 const store = new PostgresStore({ pool, schema });
 await store.ensureSchema();

@@ -3,7 +3,7 @@
 // and cleanup() deletes expired resolution entries (0004's journal) as well as expired records.
 import { randomUUID } from 'node:crypto';
 import { PostgresStore } from '@toolfence/stores/postgres';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresNames, renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { migrations, statements } from '../../packages/stores/src/postgres/sql-files.js';
@@ -158,7 +158,13 @@ describe('PostgresStore.cleanup and the resolution journal', () => {
     // one resolved with a day's retention.
     const resolveOne = async (retentionMs: number) => {
       const target = randomRef(tenant);
-      await oldRow(table, { ...target, state: 'indeterminate', owner: 'o', leaseMs: -1, errorType: 'LeaseExpired' });
+      await oldRow(table, {
+        ...target,
+        state: 'indeterminate',
+        owner: 'o',
+        leaseMs: -1,
+        errorType: 'LeaseExpired',
+      });
       expect(await store.resolve(target, { released: true, by: 'ops' }, retentionMs)).toEqual({
         status: 'resolved',
       });
@@ -169,7 +175,9 @@ describe('PostgresStore.cleanup and the resolution journal', () => {
     const kept = await resolveOne(86_400_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
     const entries = async () =>
-      Number((await pool.query(`SELECT count(*) FROM ${resolutions} WHERE tenant = $1`, [tenant])).rows[0].count);
+      Number(
+        (await pool.query(`SELECT count(*) FROM ${resolutions} WHERE tenant = $1`, [tenant])).rows[0].count,
+      );
     expect(await entries()).toBe(13);
     expect(await store.resolutions(expired[0]!)).toEqual([]);
 

@@ -41,9 +41,15 @@ function countRows(path: string, sql: string, ...values: unknown[]): number {
 }
 
 /** Records of `tenant` left indeterminate: claimed at-most-once, lease lapsed, claimed again. */
-async function indeterminate(store: SQLiteStore, clock: { advance(ms: number): number }, tenant: string, n: number) {
+async function indeterminate(
+  store: SQLiteStore,
+  clock: { advance(ms: number): number },
+  tenant: string,
+  n: number,
+) {
   const targets = Array.from({ length: n }, () => randomRef(tenant));
-  for (const target of targets) await store.claim(target, claimOptions({ mode: 'at-most-once', leaseMs: 10 }));
+  for (const target of targets)
+    await store.claim(target, claimOptions({ mode: 'at-most-once', leaseMs: 10 }));
   clock.advance(20);
   for (const target of targets) {
     expect(await store.claim(target, claimOptions({ mode: 'at-most-once' }))).toMatchObject({
@@ -73,8 +79,13 @@ describe('SQLiteStore cleanup of the resolution journal', () => {
     }
     clock.advance(1_000);
     const entries = () =>
-      countRows(store.path, 'SELECT count(*) AS n FROM toolfence_records_resolutions WHERE tenant = ?', tenant);
-    const records = () => countRows(store.path, 'SELECT count(*) AS n FROM toolfence_records WHERE tenant = ?', tenant);
+      countRows(
+        store.path,
+        'SELECT count(*) AS n FROM toolfence_records_resolutions WHERE tenant = ?',
+        tenant,
+      );
+    const records = () =>
+      countRows(store.path, 'SELECT count(*) AS n FROM toolfence_records WHERE tenant = ?', tenant);
     expect(entries()).toBe(8);
     expect(records()).toBe(4);
     expect(await store.resolutions(released[0]!)).toEqual([]);
@@ -136,7 +147,10 @@ describe('SQLiteStore cleanup of the resolution journal', () => {
     expect(await store.cleanup()).toBe(1);
     expect(await store.resolutions({ tenant: 'old', key: 'live' })).toHaveLength(1);
     expect(
-      countRows(path, `SELECT count(*) AS n FROM sqlite_master WHERE name = 'toolfence_records_resolutions_expires'`),
+      countRows(
+        path,
+        `SELECT count(*) AS n FROM sqlite_master WHERE name = 'toolfence_records_resolutions_expires'`,
+      ),
     ).toBe(1);
   });
 });

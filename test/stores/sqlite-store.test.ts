@@ -172,9 +172,19 @@ describe('SQLiteStore on a file', () => {
   it('a busy timeout: a write lock held by another connection makes a call wait, then StoreUnavailableError', async () => {
     const store = await ready({ busyTimeoutMs: 150 });
     const target = ref();
+    const done = ref();
+    const doneBy = claimOptions();
+    await store.claim(done, doneBy);
+    await store.complete(done, { fence: 1, owner: doneBy.owner }, '"v"', DAY_MS);
     const other = new Database(store.path);
     try {
       other.exec('BEGIN IMMEDIATE');
+      // A repeat, a conflict and a busy answer are read without the write lock: answered at once.
+      expect(await store.claim(done, claimOptions())).toMatchObject({
+        status: 'completed',
+        record: { outcome: '"v"' },
+      });
+      expect(await store.claim(done, claimOptions({ tool: 'other' }))).toMatchObject({ status: 'conflict' });
       const startedMs = Date.now();
       const error = await rejection(store.claim(target, claimOptions()));
       const waitedMs = Date.now() - startedMs;
