@@ -1,7 +1,7 @@
 // Probe behind bench/RESULTS.md (not a benchmark suite), issue 22 run 3:
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5461/test OLD_CLAIM_SQL=/tmp/claim-old.sql \
-//     npx tsx --conditions=@toolfence/source bench/probes/pg-claim-paths.ts
-// (OLD_CLAIM_SQL: `git show f349c7d:packages/stores/src/postgres/sql/claim.sql > /tmp/claim-old.sql`.)
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5461/test \
+//     npx tsx --conditions=@toolfence/source bench/probes/pg-claim-paths.ts /tmp/claim-old.sql [plan_cache_mode]
+// (the old statement: `git show f349c7d:packages/stores/src/postgres/sql/claim.sql > /tmp/claim-old.sql`.)
 // The repeat (a claim of a completed record) three ways on one connection, interleaved rounds:
 // the claim statement before migration 0005 (one statement, INSERT branch set up), the claim
 // function of 0005, and the bare primary-key SELECT of the same row. Then EXPLAIN (ANALYZE,
@@ -25,7 +25,7 @@ const internals = store as unknown as {
 };
 const newSql = internals.runner.sql.claim;
 const oldSql = renderSql(
-  readFileSync(process.env.OLD_CLAIM_SQL ?? '/tmp/claim-old.sql', 'utf8').replace(
+  readFileSync(process.argv[2] ?? '/tmp/claim-old.sql', 'utf8').replace(
     /^-- @include record-columns$/m,
     readFileSync(
       new URL('../../packages/stores/src/postgres/sql/fragments/record-columns.sql', import.meta.url),
@@ -110,6 +110,30 @@ for (const name of ['old_p', 'new_p']) {
       .join(' | '),
   );
 }
+// Executor time (EXPLAIN ANALYZE) of the repeat and of a fresh claim through each, medians of
+// 41 interleaved executions: less moved by other load than the round trip.
+const executionMs = async (statement: string, key: string) => {
+  const l = lit.replace(`'${target.key}'`, `'${key}'`).replace(`'x'`, `'${randomUUID()}'`);
+  const plan = await client.query(`EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) EXECUTE ${statement}(${l})`);
+  const line = plan.rows.map((r) => r['QUERY PLAN'] as string).find((t) => t.startsWith('Execution Time'));
+  return Number(/([\d.]+) ms/.exec(line ?? '')?.[1]);
+};
+const planMode = process.argv[3]; // e.g. force_generic_plan (default: the server's)
+if (planMode) await client.query(`SET plan_cache_mode = ${planMode}`);
+const executions: Record<string, number[]> = {
+  'repeat old': [],
+  'repeat new': [],
+  'fresh old': [],
+  'fresh new': [],
+};
+for (let i = 0; i < 41; i++) {
+  executions['repeat old']!.push(await executionMs('old_p', target.key));
+  executions['repeat new']!.push(await executionMs('new_p', target.key));
+  executions['fresh old']!.push(await executionMs('old_p', `xo-${i}`));
+  executions['fresh new']!.push(await executionMs('new_p', `xn-${i}`));
+}
+for (const [name, xs] of Object.entries(executions))
+  console.log(`execution time, ${name.padEnd(10)} ${median(xs).toFixed(3)} ms (median of 41)`);
 const lsn = async () => (await client.query('SELECT pg_current_wal_lsn() AS l')).rows[0].l as string;
 for (const name of ['old', 'new'] as const) {
   const text = name === 'old' ? oldSql : newSql;
@@ -120,6 +144,27 @@ for (const name of ['old', 'new'] as const) {
   const d = (await client.query('SELECT pg_wal_lsn_diff($1, $2) AS d', [b, a])).rows[0].d;
   console.log(`fresh claim ${name}: ${(Number(d) / 500).toFixed(0)} WAL bytes per claim`);
 }
+// CPU of a fresh claim (the INSERT path) through each, commits not waited for
+// (synchronous_commit off in this session only), interleaved rounds.
+await client.query('SET synchronous_commit = off');
+const fresh: Record<string, number[]> = { old: [], new: [] };
+for (let round = 0; round < 7; round++) {
+  for (const name of ['old', 'new'] as const) {
+    const text = name === 'old' ? oldSql : newSql;
+    const t = performance.now();
+    for (let i = 0; i < 300; i++)
+      await client.query({
+        name: `${name}-fresh`,
+        text,
+        values: args(`${name}-r${round}-${i}`, randomUUID()),
+      });
+    fresh[name]!.push(((performance.now() - t) / 300) * 1000);
+  }
+}
+for (const [name, xs] of Object.entries(fresh))
+  console.log(
+    `fresh claim ${name.padEnd(4)} ${median(xs).toFixed(1)} µs per call, synchronous_commit off (median of 7 rounds of 300)`,
+  );
 client.release();
 await store.close();
 await pool.query(`DROP SCHEMA "${schema}" CASCADE`);

@@ -1,7 +1,7 @@
 // Probe behind bench/RESULTS.md (not a benchmark suite), issue 22 run 3:
-//   SYNC=normal npx tsx --conditions=@toolfence/source bench/probes/sqlite-cpu.ts
+//   npx tsx --conditions=@toolfence/source bench/probes/sqlite-cpu.ts [normal|full]
 // Process CPU per first call (claim + complete called directly) against two bare autocommit
-// inserts on the same file, 7 interleaved rounds of 2,000. SYNC=normal keeps the fsyncs out.
+// inserts on the same file, 7 interleaved rounds of 2,000. normal (the default) keeps the fsyncs out.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { SQLiteStore } from '../../packages/stores/src/sqlite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pgperf-sq-'));
-const sync = (process.env.SYNC ?? 'normal') as 'full' | 'normal';
+const sync = (process.argv[2] ?? 'normal') as 'full' | 'normal';
 const store = new SQLiteStore({ path: join(dir, 's.db'), synchronous: sync });
 await store.ensureSchema();
 const db = new Database(join(dir, 's.db'));

@@ -244,7 +244,8 @@ export class PostgresStore implements contract.IdempotencyStore {
 
   /**
    * Deletes at most `limit` rows (default 1000) past their retention deadline, in one bounded
-   * statement, and returns how many it deleted. Call it in a loop until it returns less than
+   * statement, and returns how many it deleted: expired records first, then, with what is left of
+   * `limit`, expired resolution entries (sql/cleanup.sql). Call it in a loop until it returns less than
    * `limit` to drain a backlog. Expired rows are already ignored by every other operation; this
    * only reclaims space. Also run in the background, see {@link PostgresStoreOptions.autoCleanup}.
    * @throws StoreUnavailableError

@@ -80,14 +80,15 @@ export class SQLiteStore implements contract.IdempotencyStore {
     // Read first, outside a transaction: a repeat, a conflict or a busy record is answered from
     // the latest committed row, true at the instant of the read (a settled record only changes by
     // resolve, a late complete of its holder, forget or expiry, each later; a busy answer only
-    // sends the caller to waitForSettle, which re-reads). Everything else is decided under the
+    // sends the caller to waitForSettle, which re-reads). Every other claim is decided under the
     // write lock, where the row is read again.
-    const answered = await this.db.withLock('claim', () => {
-      const now = this.db.now();
-      return answerWithoutChange(this.db.liveRow(ref, now), options, now);
-    });
-    if (answered !== undefined) return answered;
-    return this.decide(ref, 'claim', (now) => decideClaim(this.db, ref, options, now));
+    const { result, settled } = await this.db.answerOrDecide(
+      'claim',
+      (now) => answerWithoutChange(this.db.liveRow(ref, now), options, now),
+      (now) => decideClaim(this.db, ref, options, now),
+    );
+    if (settled) this.db.notify(ref);
+    return result;
   }
 
   /** {@inheritDoc IdempotencyStore.renew} */
@@ -178,7 +179,8 @@ export class SQLiteStore implements contract.IdempotencyStore {
 
   /**
    * Deletes at most `limit` rows (default 1000) past their retention deadline, in one transaction,
-   * and returns how many it deleted. Loop until it returns less than `limit` to drain a backlog.
+   * and returns how many it deleted: expired records first, then, with what is left of `limit`,
+   * expired resolution entries. Loop until it returns less than `limit` to drain a backlog.
    * Expired rows are already ignored by every operation (and claims and completes delete a few
    * each); this only reclaims space.
    * @throws StoreUnavailableError
