@@ -134,6 +134,22 @@ for (let i = 0; i < 41; i++) {
 }
 for (const [name, xs] of Object.entries(executions))
   console.log(`execution time, ${name.padEnd(10)} ${median(xs).toFixed(3)} ms (median of 41)`);
+// Planning time of each statement sent unnamed (preparedStatements: false, or a pooler that
+// keeps no prepared statements): every call plans it again. Medians of 21.
+const planning: Record<string, number[]> = { old: [], new: [] };
+for (let i = 0; i < 21; i++) {
+  for (const name of ['old', 'new'] as const) {
+    const text = (name === 'old' ? oldSql : newSql).replace(/\$(\d+)(::\w+)?/g, (_m, n: string) => {
+      const values = lit.split(', ');
+      return values[Number(n) - 1] as string;
+    });
+    const plan = await client.query(`EXPLAIN (ANALYZE, COSTS OFF, SUMMARY ON) ${text}`);
+    const line = plan.rows.map((r) => r['QUERY PLAN'] as string).find((t) => t.startsWith('Planning Time'));
+    planning[name]!.push(Number(/([\d.]+) ms/.exec(line ?? '')?.[1]));
+  }
+}
+for (const [name, xs] of Object.entries(planning))
+  console.log(`planning time, unnamed ${name.padEnd(4)} ${median(xs).toFixed(3)} ms (median of 21)`);
 const lsn = async () => (await client.query('SELECT pg_current_wal_lsn() AS l')).rows[0].l as string;
 for (const name of ['old', 'new'] as const) {
   const text = name === 'old' ? oldSql : newSql;
