@@ -2,6 +2,7 @@
 // claim function of migration 0005 takes over every kind of record the old claim statement left,
 // and cleanup() deletes expired resolution entries (0004's journal) as well as expired records.
 import { randomUUID } from 'node:crypto';
+import { StoreConfigurationError } from '@toolfence/core';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,6 +114,10 @@ describe('PostgresStore over records of the previous version (migration 0005)', 
 
     const store = new PostgresStore({ pool, schema, autoCleanup: false });
     stores.push(store);
+    // Before 0005 is applied, a claim names the fix (42883: no claim function), nothing written.
+    const early = await store.claim(refs.text, claimOptions()).catch((error: unknown) => error);
+    expect(StoreConfigurationError.isInstance(early), String(early)).toBe(true);
+    expect(String((early as Error).message)).toContain('ensureSchema()');
     expect(await store.ensureSchema()).toEqual({ applied: [5] });
 
     expect(await store.claim(refs.text, claimOptions())).toMatchObject({
