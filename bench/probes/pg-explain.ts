@@ -3,7 +3,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
 
-const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:5452/test', max: 1 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test',
+  max: 1,
+});
 const schema = `expl_${Date.now()}`;
 const store = new PostgresStore({ pool, schema });
 await store.ensureSchema();
@@ -26,7 +29,7 @@ await store.complete(
   '{"ok":true}',
   86400000,
 );
-const sql = (store as unknown as { sql: { claim: string } }).sql.claim;
+const sql = (store as unknown as { runner: { sql: { claim: string } } }).runner.sql.claim;
 const lit = `'d', '${k}', 't', '${'f'.repeat(64)}', 'x', 30000, 86400000, 'at-least-once', 3, false`;
 const client = await pool.connect();
 await client.query(`PREPARE cl AS ${sql}`);

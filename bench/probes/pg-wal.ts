@@ -4,7 +4,10 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
 
-const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:5452/test', max: 2 });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test',
+  max: 2,
+});
 const schema = `walprobe_${Date.now()}`;
 const store = new PostgresStore({ pool, schema });
 await store.ensureSchema();
@@ -39,7 +42,7 @@ async function measure(label: string, op: (i: number) => Promise<unknown>) {
   for (let i = 0; i < N; i++) await op(i);
   const ms = (performance.now() - t) / N;
   const b = await lsn();
-  await new Promise((r) => setTimeout(r, 600));
+  await new Promise((r) => setTimeout(r, 1200));
   const s1 = await stat();
   console.log(
     label.padEnd(52),
@@ -115,6 +118,37 @@ await measure('variant: UPDATE state+outcome+expires_at (as complete)', (i) =>
     name: 'v3',
     text: `UPDATE ${table} SET state = 'completed', outcome = $3, outcome_bytes = convert_to($3, 'UTF8'), expires_at = statement_timestamp() + interval '1 day' WHERE tenant = $1 AND key = $2`,
     values: ['default', key(3 * N + i), outcome],
+  }),
+);
+// Variant: the same complete UPDATE with the two partial listing indexes of 0004 dropped. Their
+// predicate names `state` and their key `updated_at`, so while they exist no complete can be HOT.
+await pool.query(
+  `DROP INDEX "${schema}".idempotency_records_list_tenant, "${schema}".idempotency_records_list_all`,
+);
+for (let i = 4 * N; i < 5 * N; i++) {
+  const o = randomUUID();
+  const r = await store.claim({ tenant: 'default', key: key(i) }, opts(o));
+  held[i] = { fence: (r as { fence: number }).fence, owner: o };
+}
+await measure('variant: complete, listing indexes dropped', async (i) => {
+  const r = await store.complete(
+    { tenant: 'default', key: key(4 * N + i) },
+    held[4 * N + i]!,
+    outcome,
+    86400000,
+  );
+  if (r.status !== 'completed') throw new Error(r.status);
+});
+for (let i = 5 * N; i < 6 * N; i++) {
+  const o = randomUUID();
+  const r = await store.claim({ tenant: 'default', key: key(i) }, opts(o));
+  held[i] = { fence: (r as { fence: number }).fence, owner: o };
+}
+await measure('variant: state+outcome, expires_at kept, no listing idx', (i) =>
+  pool.query({
+    name: 'v4',
+    text: `UPDATE ${table} SET state = 'completed', outcome = $3 WHERE tenant = $1 AND key = $2`,
+    values: ['default', key(5 * N + i), outcome],
   }),
 );
 const plan = await pool.query(

@@ -78,7 +78,7 @@ describe('SQLiteStore on a file', () => {
 
   it('ensureSchema is idempotent and records each migration once', async () => {
     const store = newStore({ table: 'Tool "calls"' });
-    expect(await store.ensureSchema()).toEqual({ applied: [1, 2] });
+    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3] });
     expect(await store.ensureSchema()).toEqual({ applied: [] });
     const again = new SQLiteStore({ path: store.path, table: 'Tool "calls"' });
     stores.push(again);
@@ -88,6 +88,7 @@ describe('SQLiteStore on a file', () => {
       expect(raw.prepare('SELECT version, name FROM "Tool ""calls""_migrations"').all()).toEqual([
         { version: 1, name: '0001_init' },
         { version: 2, name: '0002_listing' },
+        { version: 3, name: '0003_resolutions_expiry' },
       ]);
     } finally {
       raw.close();
@@ -171,9 +172,19 @@ describe('SQLiteStore on a file', () => {
   it('a busy timeout: a write lock held by another connection makes a call wait, then StoreUnavailableError', async () => {
     const store = await ready({ busyTimeoutMs: 150 });
     const target = ref();
+    const done = ref();
+    const doneBy = claimOptions();
+    await store.claim(done, doneBy);
+    await store.complete(done, { fence: 1, owner: doneBy.owner }, '"v"', DAY_MS);
     const other = new Database(store.path);
     try {
       other.exec('BEGIN IMMEDIATE');
+      // A repeat, a conflict and a busy answer are read without the write lock: answered at once.
+      expect(await store.claim(done, claimOptions())).toMatchObject({
+        status: 'completed',
+        record: { outcome: '"v"' },
+      });
+      expect(await store.claim(done, claimOptions({ tool: 'other' }))).toMatchObject({ status: 'conflict' });
       const startedMs = Date.now();
       const error = await rejection(store.claim(target, claimOptions()));
       const waitedMs = Date.now() - startedMs;

@@ -1,4 +1,5 @@
-// PostgresStore.claim: one statement (sql/claim.sql) decides; its row becomes a ClaimResult.
+// PostgresStore.claim: one statement (sql/claim.sql, calling the claim function of migration 0005)
+// decides; its row becomes a ClaimResult.
 import type { ClaimOptions, ClaimResult, RecordRef } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';
 import { type Row, toRecord } from './row-codec.js';

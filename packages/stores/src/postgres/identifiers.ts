@@ -78,6 +78,8 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       list_all_index: quoteIdentifier(`${table}_list_all`),
       resolutions_key_index: quoteIdentifier(`${table}_res_key`),
       resolutions_expires_index: quoteIdentifier(`${table}_res_expires`),
+      // migration 0005 (the claim decision as a function, #22)
+      claim_function: qualify(`${table}_claim`),
     },
   };
 }

@@ -48,9 +48,10 @@ function checkOperationTimeoutMs(value: number | undefined): number {
  * An {@link IdempotencyStore} on PostgreSQL (node-postgres `pg`, an optional peer dependency).
  *
  * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
- *   ONE SQL statement, correct under READ COMMITTED with concurrent callers: a claim answers a
- *   conflict, a settled record or a busy one from its snapshot without writing, and otherwise
- *   is an `INSERT ... ON CONFLICT DO UPDATE` that locks the row and decides on its latest version;
+ *   ONE SQL statement, correct under READ COMMITTED with concurrent callers: a claim (the claim
+ *   function of migration 0005) answers a conflict, a settled record or a busy one from a
+ *   snapshot read without writing, and otherwise runs an `INSERT ... ON CONFLICT DO UPDATE` that
+ *   locks the row and decides on its latest version;
  *   holder operations lock the row with `SELECT ... FOR UPDATE` and change it in the same
  *   statement. Leases are rows, not session locks, so a claim on one pooled connection and a
  *   complete on another work, through PgBouncer in transaction mode too.
@@ -244,7 +245,8 @@ export class PostgresStore implements contract.IdempotencyStore {
 
   /**
    * Deletes at most `limit` rows (default 1000) past their retention deadline, in one bounded
-   * statement, and returns how many it deleted. Call it in a loop until it returns less than
+   * statement, and returns how many it deleted: expired records first, then, with what is left of
+   * `limit`, expired resolution entries (sql/cleanup.sql). Call it in a loop until it returns less than
    * `limit` to drain a backlog. Expired rows are already ignored by every other operation; this
    * only reclaims space. Also run in the background, see {@link PostgresStoreOptions.autoCleanup}.
    * @throws StoreUnavailableError

@@ -1,6 +1,6 @@
 // Reading and operating on records by key or tenant, not as their holder: get, resolve (the
 // operator; its resolution entry is journaled by the same statement), forget (a tenant's records
-// and resolutions) and cleanup (rows past retention).
+// and resolutions) and cleanup (records and resolution entries past retention).
 import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
@@ -46,7 +46,8 @@ export async function forgetTenant(runner: StatementRunner, tenant: string): Pro
   return Number(row?.erased ?? 0);
 }
 
+/** Deletes at most `limit` expired rows, records first, then resolution entries (sql/cleanup.sql). */
 export async function deleteExpired(runner: StatementRunner, limit: number): Promise<number> {
-  const result = await runner.query('cleanup', runner.sql.cleanup, [limit]);
-  return result.rowCount ?? 0;
+  const row = await runner.queryOne('cleanup', runner.sql.cleanup, [limit]);
+  return Number(row?.deleted ?? 0);
 }

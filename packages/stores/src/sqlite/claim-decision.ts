@@ -103,6 +103,34 @@ function claimExpired(
   return { result };
 }
 
+/**
+ * The answer a live row gives without any change: a conflict (other tool, or other arguments when
+ * they must match), a settled record, or one held by another owner under a live lease (busy).
+ * Undefined when the claim needs a write: no live row, the holder asking again, a lapsed lease.
+ * Conflict is judged first, as in {@link decideClaim}.
+ */
+export function answerWithoutChange(
+  row: RecordRow | undefined,
+  options: ClaimOptions,
+  now: number,
+): ClaimResult | undefined {
+  if (row === undefined) return undefined;
+  if (row.tool !== options.tool || (options.checkFingerprint && row.fingerprint !== options.fingerprint)) {
+    return { status: 'conflict', record: toRecord(row) };
+  }
+  switch (row.state) {
+    case 'completed':
+      return { status: 'completed', record: toRecord(row) };
+    case 'indeterminate':
+      return { status: 'indeterminate', record: toRecord(row) };
+    case 'abandoned':
+      return { status: 'abandoned', record: toRecord(row) };
+    case 'in_progress':
+      if (row.owner === options.owner || row.lease_expires_at_ms <= now) return undefined;
+      return { status: 'busy', record: toRecord(row), nowMs: now };
+  }
+}
+
 /** The claim decision (inside the transaction, `now` read under the write lock). */
 export function decideClaim(
   db: RecordsDatabase,
@@ -113,24 +141,8 @@ export function decideClaim(
   db.sweep(now);
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: claimNew(db, ref, options, now) };
-  if (row.tool !== options.tool || (options.checkFingerprint && row.fingerprint !== options.fingerprint)) {
-    return { result: { status: 'conflict', record: toRecord(row) } };
-  }
-  if (row.state === 'in_progress' && row.owner === options.owner) {
-    return { result: claimAgain(db, row, options, now) };
-  }
-  switch (row.state) {
-    case 'completed':
-      return { result: { status: 'completed', record: toRecord(row) } };
-    case 'indeterminate':
-      return { result: { status: 'indeterminate', record: toRecord(row) } };
-    case 'abandoned':
-      return { result: { status: 'abandoned', record: toRecord(row) } };
-    case 'in_progress':
-      break;
-  }
-  if (row.lease_expires_at_ms > now) {
-    return { result: { status: 'busy', record: toRecord(row), nowMs: now } };
-  }
+  const answer = answerWithoutChange(row, options, now);
+  if (answer !== undefined) return { result: answer };
+  if (row.owner === options.owner) return { result: claimAgain(db, row, options, now) };
   return claimExpired(db, row, options, now);
 }

@@ -1,6 +1,6 @@
 // Operating on records not as their holder, on SQLite: resolve (the operator, journaled in the
-// same transaction), forget (a tenant's records and resolutions) and cleanup (rows past
-// retention), each one transaction.
+// same transaction), forget (a tenant's records and resolutions) and cleanup (records and
+// resolution entries past retention), each one transaction.
 import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
 import { checkOutcome, checkResolutionAudit, StoreInputError } from '@toolfence/core';
 import { journalRow, resolutionEntryOf } from './operator-columns.js';
@@ -30,6 +30,8 @@ export function decideResolve(
     return { result: { status: 'not_resolvable', record: toRecord(row) } };
   }
   const entry = resolutionEntryOf(row, resolution, now);
+  // The journal grows only here, so sweeping a few expired entries here keeps it bounded.
+  db.sweepResolutions(now);
   db.run('insertResolution', journalRow(entry, now + retentionMs));
   if ('outcome' in resolution) {
     db.write({
@@ -56,7 +58,12 @@ export function decideForget(db: RecordsDatabase, tenant: string, now: number): 
   return { result: live };
 }
 
-/** Deletes at most `limit` rows past retention. */
+/**
+ * Deletes at most `limit` rows past retention: expired records first, then, with what is left of
+ * `limit`, expired resolution entries. The answer counts both.
+ */
 export function decideCleanup(db: RecordsDatabase, limit: number, now: number): Decided<number> {
-  return { result: db.run('sweep', [now, limit]).changes };
+  const records = db.run('sweep', [now, limit]).changes;
+  const entries = records < limit ? db.run('sweepResolutions', [now, limit - records]).changes : 0;
+  return { result: records + entries };
 }

@@ -29,7 +29,10 @@ export interface Connection {
   readonly immediate: (work: () => unknown) => unknown;
 }
 
-/** How many expired rows each claim and complete deletes (an incremental sweep, as MemoryStore does). */
+/**
+ * How many expired rows each claim and complete deletes (an incremental sweep, as MemoryStore does),
+ * and how many expired resolution entries each resolve deletes.
+ */
 const SWEEP_PER_WRITE = 4;
 const STORE = 'SQLiteStore';
 
@@ -190,6 +193,23 @@ export class RecordsDatabase {
     );
   }
 
+  /**
+   * `answer` first, outside any transaction (a read that may settle the call at once: it returns
+   * undefined when it cannot); otherwise {@link decide}'s transaction. Both run in one synchronous
+   * step, so a call still blocks the event loop once and is retried whole on SQLITE_BUSY.
+   */
+  answerOrDecide<T>(
+    operation: string,
+    answer: (now: number) => T | undefined,
+    decision: (now: number) => Decided<T>,
+  ): Promise<Decided<T>> {
+    return this.withLock(operation, (connection) => {
+      const answered = answer(this.now());
+      if (answered !== undefined) return { result: answered };
+      return connection.immediate(() => decision(this.now())) as Decided<T>;
+    });
+  }
+
   /** The row if it exists and is within retention (read inside a decision). */
   liveRow(ref: RecordRef, now: number): RecordRow | undefined {
     const row = this.statement('selectRecord').get(ref.tenant, ref.key) as RecordRow | undefined;
@@ -226,6 +246,11 @@ export class RecordsDatabase {
 
   sweep(now: number): void {
     this.run('sweep', [now, SWEEP_PER_WRITE]);
+  }
+
+  /** Deletes a few expired resolution entries (each resolve, which adds one, does this). */
+  sweepResolutions(now: number): void {
+    this.run('sweepResolutions', [now, SWEEP_PER_WRITE]);
   }
 
   /** Wakes this process's waiters of `ref` (after a decision that settled it). */

@@ -33,6 +33,7 @@ describe('the SQLite SQL files, loaded from sql/*.sql', () => {
       'list_tenant_index',
       'list_all_index',
       'resolutions_index',
+      'resolutions_expires_index',
     ]);
     for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
       for (const [, name] of text.matchAll(/\{\{([a-z_]+)\}\}/g))

@@ -15,5 +15,6 @@ export const { migrations, statements, statementFiles } = loadSqlFiles('sqlite',
   selectRecord: 'select-record',
   selectResolutions: 'select-resolutions',
   sweep: 'sweep',
+  sweepResolutions: 'sweep-resolutions',
   updateRecord: 'update-record',
 });

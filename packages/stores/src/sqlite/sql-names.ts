@@ -23,5 +23,6 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     list_tenant_index: quoteIdentifier(`${table}_list_tenant`),
     list_all_index: quoteIdentifier(`${table}_list_all`),
     resolutions_index: quoteIdentifier(`${table}_resolutions_key`),
+    resolutions_expires_index: quoteIdentifier(`${table}_resolutions_expires`),
   };
 }

@@ -2,7 +2,7 @@
 import type * as contract from '@toolfence/core';
 import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
 import { checkInput } from '../shared/operation-input.js';
-import { decideClaim } from './claim-decision.js';
+import { answerWithoutChange, decideClaim } from './claim-decision.js';
 import { ensureSchema } from './ensure-schema.js';
 import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-decisions.js';
 import { listRecords, readResolutions } from './operator-reads.js';
@@ -27,6 +27,9 @@ export type { SQLiteEnsureSchemaResult, SQLiteStoreOptions } from './sqlite-opti
  *   markIndeterminate, resolve, forget) is one `BEGIN IMMEDIATE` transaction: it takes the
  *   database's write lock first, then reads the clock and the row, decides exactly as
  *   `MemoryStore` does, writes and commits. Decisions of all processes are serialised by that lock.
+ *   A claim reads the row first, without the lock: a settled, conflicting or busy record is
+ *   answered from that read (true at its instant, as on PostgreSQL); only a claim that writes
+ *   takes the lock.
  * - The clock is the host clock (`Date.now()`), read inside the transaction; every process on one
  *   host reads the same clock.
  * - better-sqlite3 is synchronous: each call blocks the event loop for its own transaction (tens
@@ -74,7 +77,18 @@ export class SQLiteStore implements contract.IdempotencyStore {
   /** {@inheritDoc IdempotencyStore.claim} */
   async claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     checkInput.claim(ref, options);
-    return this.decide(ref, 'claim', (now) => decideClaim(this.db, ref, options, now));
+    // Read first, outside a transaction: a repeat, a conflict or a busy record is answered from
+    // the latest committed row, true at the instant of the read (a settled record only changes by
+    // resolve, a late complete of its holder, forget or expiry, each later; a busy answer only
+    // sends the caller to waitForSettle, which re-reads). Every other claim is decided under the
+    // write lock, where the row is read again.
+    const { result, settled } = await this.db.answerOrDecide(
+      'claim',
+      (now) => answerWithoutChange(this.db.liveRow(ref, now), options, now),
+      (now) => decideClaim(this.db, ref, options, now),
+    );
+    if (settled) this.db.notify(ref);
+    return result;
   }
 
   /** {@inheritDoc IdempotencyStore.renew} */
@@ -165,7 +179,8 @@ export class SQLiteStore implements contract.IdempotencyStore {
 
   /**
    * Deletes at most `limit` rows (default 1000) past their retention deadline, in one transaction,
-   * and returns how many it deleted. Loop until it returns less than `limit` to drain a backlog.
+   * and returns how many it deleted: expired records first, then, with what is left of `limit`,
+   * expired resolution entries. Loop until it returns less than `limit` to drain a backlog.
    * Expired rows are already ignored by every operation (and claims and completes delete a few
    * each); this only reclaims space.
    * @throws StoreUnavailableError
