@@ -19,7 +19,13 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
   };
 }
 
-function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions, now: number): ClaimResult {
+function claimNew(
+  records: MemoryRecords,
+  id: string,
+  ref: RecordRef,
+  options: ClaimOptions,
+  now: number,
+): ClaimResult {
   const created: MutableRecord = {
     key: ref.key,
     tenant: ref.tenant,
@@ -31,12 +37,15 @@ function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions,
     owner: options.owner,
     leaseExpiresAtMs: now + options.leaseMs,
     expiresAtMs: now + options.leaseMs + options.retentionMs,
-    ...callInfo(options),
     claimedAtMs: now,
     updatedAtMs: now,
     retentionMs: options.retentionMs,
   };
-  records.set(recordId(ref), created);
+  // Assigned, not spread into the literal (V8's slow path); absent ids stay absent.
+  if (options.runId !== undefined) created.runId = options.runId;
+  if (options.callId !== undefined) created.callId = options.callId;
+  if (options.description !== undefined) created.description = options.description;
+  records.set(id, created);
   return {
     status: 'acquired',
     fence: 1,
@@ -114,8 +123,9 @@ export function decideClaim(
   settled: () => void,
 ): ClaimResult {
   records.sweep(now);
-  const record = records.live(recordId(ref), now);
-  if (record === undefined) return claimNew(records, ref, options, now);
+  const id = recordId(ref);
+  const record = records.live(id, now);
+  if (record === undefined) return claimNew(records, id, ref, options, now);
   if (
     record.tool !== options.tool ||
     (options.checkFingerprint && record.fingerprint !== options.fingerprint)

@@ -11,8 +11,10 @@ import type {
 } from './idempotency-store.js';
 import { TenantIndex } from './memory-listing.js';
 
+type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
+
 /** A record as the MemoryStore keeps it. */
-export type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
+export type MutableRecord = VisibleRecord & {
   /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
   retentionMs: number;
 };
@@ -29,10 +31,60 @@ export function isHolder(record: MutableRecord, holder: Holder): boolean {
   return record.fence === holder.fence && record.owner === holder.owner;
 }
 
-/** The record as callers see it (a copy without the store's own fields). */
+/**
+ * The record as callers see it (a copy without the store's own fields; absent fields stay
+ * absent). Field by field: a rest copy (`{ retentionMs, ...visible }`) took V8's slow path,
+ * ~5 % of a repeat's CPU (bench/RESULTS.md, "Issue 22, run 3 changes").
+ */
 export function snapshot(record: MutableRecord): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = record;
+  const visible: VisibleRecord = {
+    key: record.key,
+    tenant: record.tenant,
+    tool: record.tool,
+    fingerprint: record.fingerprint,
+    state: record.state,
+    fence: record.fence,
+    attempt: record.attempt,
+    owner: record.owner,
+    leaseExpiresAtMs: record.leaseExpiresAtMs,
+    expiresAtMs: record.expiresAtMs,
+  };
+  copyOptional(record, visible);
   return visible;
+}
+
+/** The fields `snapshot` copies: a field added to IdempotencyRecord fails to compile here. */
+type CopiedField =
+  | 'key'
+  | 'tenant'
+  | 'tool'
+  | 'fingerprint'
+  | 'state'
+  | 'fence'
+  | 'attempt'
+  | 'owner'
+  | 'leaseExpiresAtMs'
+  | 'expiresAtMs'
+  | 'outcome'
+  | 'error'
+  | 'runId'
+  | 'callId'
+  | 'description'
+  | 'claimedAtMs'
+  | 'updatedAtMs'
+  | 'resolution';
+const everyFieldCopied: Exclude<keyof IdempotencyRecord, CopiedField> extends never ? true : never = true;
+void everyFieldCopied;
+
+function copyOptional(from: MutableRecord, to: VisibleRecord): void {
+  if (from.outcome !== undefined) to.outcome = from.outcome;
+  if (from.error !== undefined) to.error = from.error;
+  if (from.runId !== undefined) to.runId = from.runId;
+  if (from.callId !== undefined) to.callId = from.callId;
+  if (from.description !== undefined) to.description = from.description;
+  if (from.claimedAtMs !== undefined) to.claimedAtMs = from.claimedAtMs;
+  if (from.updatedAtMs !== undefined) to.updatedAtMs = from.updatedAtMs;
+  if (from.resolution !== undefined) to.resolution = from.resolution;
 }
 
 /** The snapshot of a record that may be absent. */
@@ -71,7 +123,7 @@ export class MemoryRecords {
   private readonly records = new Map<string, MutableRecord>();
   /** Record ids per tenant, for `list`: changed only with `records`, in the same step. */
   readonly index = new TenantIndex();
-  private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
+  private sweepCursor: Iterator<MutableRecord> | undefined;
 
   /** Number of records held (live or not yet swept). */
   get size(): number {
@@ -108,14 +160,16 @@ export class MemoryRecords {
 
   sweep(now: number): void {
     for (let examined = 0; examined < SWEEP_PER_WRITE; examined++) {
-      this.sweepCursor ??= this.records.entries();
+      // Values, not entries: no [id, record] pair per record examined; the id of the rare
+      // expired one is made again from the record.
+      this.sweepCursor ??= this.records.values();
       const next = this.sweepCursor.next();
       if (next.done === true) {
         this.sweepCursor = undefined;
         return;
       }
-      const [id, record] = next.value;
-      if (record.expiresAtMs <= now) this.delete(id);
+      const record = next.value;
+      if (record.expiresAtMs <= now) this.delete(recordId(record));
     }
   }
 }

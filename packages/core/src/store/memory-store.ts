@@ -178,7 +178,7 @@ export class MemoryStore implements IdempotencyStore {
 
   /** Wakes the record's waiters: it left `in_progress` (or is gone). */
   private settled(ref: RecordRef): void {
-    this.waiters.notify(recordId(ref), 'settled');
+    this.waiters.notifySettled(ref);
   }
 
   /** The decision's result, after waking the waiters when it settled the record. */

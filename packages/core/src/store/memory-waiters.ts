@@ -17,6 +17,11 @@ export class MemoryWaiters {
     private readonly clock: Clock,
   ) {}
 
+  /** Wakes the waiters of `ref`'s record as settled (its id is made only when someone waits). */
+  notifySettled(ref: RecordRef): void {
+    if (this.waiters.size > 0) this.notify(recordId(ref), 'settled');
+  }
+
   /** Wakes the waiters of the record `id` with `result`. */
   notify(id: string, result: WaitResult): void {
     const set = this.waiters.get(id);
