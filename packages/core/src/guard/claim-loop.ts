@@ -58,11 +58,18 @@ export async function claimLoop<T>(
   for (;;) {
     call.signal?.throwIfAborted();
     const owner = runtime.nextOwner();
+    const options = claimOptionsOf(state, owner);
     let sent: SentClaim;
     try {
-      sent = await claimOnce(runtime, state.ref, claimOptionsOf(state, owner));
-    } catch (error) {
-      return answerWhenUnreachable<T>(runtime, state, progress, error);
+      // The first try awaited here, not in a helper: one async function fewer per call.
+      const sentAtMs = performance.now();
+      sent = { claim: await runtime.store.claim(state.ref, options), sentAtMs };
+    } catch (first) {
+      try {
+        sent = await claimAgain(runtime, state.ref, options, first);
+      } catch (error) {
+        return answerWhenUnreachable<T>(runtime, state, progress, error);
+      }
     }
     const { claim } = sent;
     if (claim.status === 'acquired') {
@@ -124,24 +131,25 @@ function isRecordableId(id: string | undefined): id is string {
 }
 
 /**
- * One claim. A claim whose reply was lost may have taken effect in the store: asking once more
- * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
- * claim that would later read as a lost (indeterminate) attempt.
+ * The claim's first try failed with `first`. A claim whose reply was lost may have taken effect
+ * in the store: asking once more with the SAME owner is answered `acquired` by the store if it
+ * did, instead of leaving an orphan claim that would later read as a lost (indeterminate)
+ * attempt. A refusal (a ToolfenceError other than StoreUnavailableError) is not resent.
  */
-async function claimOnce(runtime: GuardRuntime, ref: RecordRef, options: ClaimOptions): Promise<SentClaim> {
-  let sentAtMs = performance.now();
+async function claimAgain(
+  runtime: GuardRuntime,
+  ref: RecordRef,
+  options: ClaimOptions,
+  first: unknown,
+): Promise<SentClaim> {
+  if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
+  await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+  // The lease a resent claim restarts is counted from when it was resent.
+  const sentAtMs = performance.now();
   try {
     return { claim: await runtime.store.claim(ref, options), sentAtMs };
-  } catch (first) {
-    if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
-    await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
-    // The lease a resent claim restarts is counted from when it was resent.
-    sentAtMs = performance.now();
-    try {
-      return { claim: await runtime.store.claim(ref, options), sentAtMs };
-    } catch (error) {
-      throw asStoreError('claim', error);
-    }
+  } catch (error) {
+    throw asStoreError('claim', error);
   }
 }
 
