@@ -2,7 +2,7 @@
 // settled or busy record, or an expired lease settled as unknown or taken over. The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from './idempotency-store.js';
-import { callInfo, type MemoryRecords, type MutableRecord, recordId, snapshot } from './memory-records.js';
+import { callInfo, type MemoryRecords, type MutableRecord, snapshot } from './memory-records.js';
 
 // The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {
@@ -19,13 +19,7 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
   };
 }
 
-function claimNew(
-  records: MemoryRecords,
-  id: string,
-  ref: RecordRef,
-  options: ClaimOptions,
-  now: number,
-): ClaimResult {
+function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions, now: number): ClaimResult {
   const created: MutableRecord = {
     key: ref.key,
     tenant: ref.tenant,
@@ -45,7 +39,7 @@ function claimNew(
   if (options.runId !== undefined) created.runId = options.runId;
   if (options.callId !== undefined) created.callId = options.callId;
   if (options.description !== undefined) created.description = options.description;
-  records.set(id, created);
+  records.add(created);
   return {
     status: 'acquired',
     fence: 1,
@@ -123,9 +117,8 @@ export function decideClaim(
   settled: () => void,
 ): ClaimResult {
   records.sweep(now);
-  const id = recordId(ref);
-  const record = records.live(id, now);
-  if (record === undefined) return claimNew(records, id, ref, options, now);
+  const record = records.live(ref, now);
+  if (record === undefined) return claimNew(records, ref, options, now);
   if (
     record.tool !== options.tool ||
     (options.checkFingerprint && record.fingerprint !== options.fingerprint)

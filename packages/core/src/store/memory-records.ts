@@ -1,6 +1,6 @@
-// The MemoryStore's record table: records by id, live only within retention (removed lazily on
-// access and by an incremental sweep on every write, so memory stays bounded), with the
-// per-tenant index `list` reads, kept in the same synchronous steps that add and delete records.
+// The MemoryStore's record table: records by tenant and key, live only within retention (removed
+// lazily on access and by an incremental sweep on every write, so memory stays bounded); a
+// tenant's records are what `list` and `forget` read.
 import type {
   ClaimOptions,
   Holder,
@@ -9,7 +9,6 @@ import type {
   Resolution,
   ResolutionEntry,
 } from './idempotency-store.js';
-import { TenantIndex } from './memory-listing.js';
 
 type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
 
@@ -119,57 +118,89 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
   return entry;
 }
 
+/**
+ * The records, by tenant, then by key: a lookup hashes the key string the guard already holds
+ * (no `key + tenant` id made per operation), and a tenant's map is the index `list` and
+ * `forget` read (no second index to keep in step). A tenant's map goes when its last record does.
+ */
 export class MemoryRecords {
-  private readonly records = new Map<string, MutableRecord>();
-  /** Record ids per tenant, for `list`: changed only with `records`, in the same step. */
-  readonly index = new TenantIndex();
-  private sweepCursor: Iterator<MutableRecord> | undefined;
+  private readonly byTenant = new Map<string, Map<string, MutableRecord>>();
+  private count = 0;
+  private sweepTenants: Iterator<Map<string, MutableRecord>> | undefined;
+  private sweepRecords: Iterator<MutableRecord> | undefined;
 
   /** Number of records held (live or not yet swept). */
   get size(): number {
-    return this.records.size;
+    return this.count;
   }
 
-  set(id: string, record: MutableRecord): void {
-    this.records.set(id, record);
-    this.index.add(record.tenant, id);
+  /** Adds a record that is not there (claim decided there is none). */
+  add(record: MutableRecord): void {
+    let records = this.byTenant.get(record.tenant);
+    if (records === undefined) {
+      records = new Map();
+      this.byTenant.set(record.tenant, records);
+    }
+    records.set(record.key, record);
+    this.count = this.count + 1;
   }
 
-  /** Deletes a record and its index entry, in the same synchronous step. */
-  delete(id: string): void {
-    const record = this.records.get(id);
-    if (record === undefined) return;
-    this.records.delete(id);
-    this.index.remove(record.tenant, id);
+  /** Deletes the record of `ref`, in one synchronous step. */
+  delete(ref: RecordRef): void {
+    const records = this.byTenant.get(ref.tenant);
+    if (records === undefined || !records.delete(ref.key)) return;
+    this.count = this.count - 1;
+    if (records.size === 0) this.byTenant.delete(ref.tenant);
   }
 
-  entries(): IterableIterator<[string, MutableRecord]> {
-    return this.records.entries();
+  /** The records of one tenant, or of every tenant (not checked for retention). */
+  *all(tenant?: string): IterableIterator<MutableRecord> {
+    if (tenant !== undefined) {
+      const records = this.byTenant.get(tenant);
+      if (records !== undefined) yield* records.values();
+      return;
+    }
+    for (const records of this.byTenant.values()) yield* records.values();
+  }
+
+  /** The live records of one tenant, or of every tenant; expired ones are removed on the way. */
+  *liveOf(tenant: string | undefined, now: number): IterableIterator<MutableRecord> {
+    for (const record of this.all(tenant)) {
+      if (record.expiresAtMs > now) yield record;
+      else this.delete(record);
+    }
   }
 
   /** The record if it exists and is within retention; removes it otherwise. */
-  live(id: string, now: number): MutableRecord | undefined {
-    const record = this.records.get(id);
+  live(ref: RecordRef, now: number): MutableRecord | undefined {
+    const record = this.byTenant.get(ref.tenant)?.get(ref.key);
     if (record === undefined) return undefined;
     if (record.expiresAtMs <= now) {
-      this.delete(id);
+      this.delete(ref);
       return undefined;
     }
     return record;
   }
 
+  /** Examines the next SWEEP_PER_WRITE records (round robin over every tenant) for expiry. */
   sweep(now: number): void {
-    for (let examined = 0; examined < SWEEP_PER_WRITE; examined++) {
-      // Values, not entries: no [id, record] pair per record examined; the id of the rare
-      // expired one is made again from the record.
-      this.sweepCursor ??= this.records.values();
-      const next = this.sweepCursor.next();
-      if (next.done === true) {
-        this.sweepCursor = undefined;
-        return;
+    for (let examined = 0; examined < SWEEP_PER_WRITE; ) {
+      if (this.sweepRecords === undefined) {
+        this.sweepTenants ??= this.byTenant.values();
+        const tenant = this.sweepTenants.next();
+        if (tenant.done === true) {
+          this.sweepTenants = undefined;
+          return;
+        }
+        this.sweepRecords = tenant.value.values();
       }
-      const record = next.value;
-      if (record.expiresAtMs <= now) this.delete(recordId(record));
+      const next = this.sweepRecords.next();
+      if (next.done === true) {
+        this.sweepRecords = undefined;
+        continue;
+      }
+      examined += 1;
+      if (next.value.expiresAtMs <= now) this.delete(next.value);
     }
   }
 }
