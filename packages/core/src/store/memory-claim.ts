@@ -65,19 +65,19 @@ function claimAgain(record: MutableRecord, options: ClaimOptions, now: number): 
   };
 }
 
-/** An in-progress record whose lease ran out; `settled` is called when it settles. */
+/** An in-progress record whose lease ran out; `settled(record)` is called when it settles. */
 function claimExpired(
   record: MutableRecord,
   options: ClaimOptions,
   now: number,
-  settled: () => void,
+  settled: (ref: RecordRef) => void,
 ): ClaimResult {
   if (options.mode === 'at-most-once') {
     record.state = 'indeterminate';
     record.error = leaseExpiredError(record);
     record.expiresAtMs = now + options.retentionMs;
     record.updatedAtMs = now;
-    settled();
+    settled(record);
     return { status: 'indeterminate', record: snapshot(record) };
   }
   if (record.attempt >= options.maxAttempts) {
@@ -85,7 +85,7 @@ function claimExpired(
     record.error = attemptsLostError(record, options.maxAttempts);
     record.expiresAtMs = now + options.retentionMs;
     record.updatedAtMs = now;
-    settled();
+    settled(record);
     return { status: 'abandoned', record: snapshot(record) };
   }
   record.fence += 1;
@@ -108,13 +108,13 @@ function claimExpired(
   };
 }
 
-/** The claim decision at `now` (the store's clock); `settled` wakes the record's waiters. */
+/** The claim decision at `now` (the store's clock); `settled(ref)` wakes the record's waiters. */
 export function decideClaim(
   records: MemoryRecords,
   ref: RecordRef,
   options: ClaimOptions,
   now: number,
-  settled: () => void,
+  settled: (ref: RecordRef) => void,
 ): ClaimResult {
   records.sweep(now);
   const record = records.live(ref, now);

@@ -73,7 +73,7 @@ export class MemoryStore implements IdempotencyStore {
     input.checkRecordRef(ref);
     input.checkClaimOptions(options);
     this.assertOpen('claim');
-    return decideClaim(this.records, ref, options, this.clock.now(), () => this.settled(ref));
+    return decideClaim(this.records, ref, options, this.clock.now(), this.settled);
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
@@ -177,10 +177,8 @@ export class MemoryStore implements IdempotencyStore {
     if (this.closed) throw new StoreUnavailableError(operation, 'the MemoryStore is closed');
   }
 
-  /** Wakes the record's waiters: it left `in_progress` (or is gone). */
-  private settled(ref: RecordRef): void {
-    this.waiters.notifySettled(ref);
-  }
+  /** Wakes the record's waiters: it left `in_progress` (or is gone). One closure per store, not per claim. */
+  private readonly settled = (ref: RecordRef): void => this.waiters.notifySettled(ref);
 
   /** The decision's result, after waking the waiters when it settled the record. */
   private settle<T>(ref: RecordRef, decided: { result: T; settled: boolean }): T {
