@@ -2,7 +2,7 @@
 // settled or busy record, or an expired lease settled as unknown or taken over. The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from './idempotency-store.js';
-import { callInfo, type MemoryRecords, type MutableRecord, snapshot } from './memory-records.js';
+import { type MemoryRecords, type MutableRecord, newRecord, snapshot } from './memory-records.js';
 
 // The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {
@@ -20,25 +20,7 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
 }
 
 function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions, now: number): ClaimResult {
-  const created: MutableRecord = {
-    key: ref.key,
-    tenant: ref.tenant,
-    tool: options.tool,
-    fingerprint: options.fingerprint,
-    state: 'in_progress',
-    fence: 1,
-    attempt: 1,
-    owner: options.owner,
-    leaseExpiresAtMs: now + options.leaseMs,
-    expiresAtMs: now + options.leaseMs + options.retentionMs,
-    claimedAtMs: now,
-    updatedAtMs: now,
-    retentionMs: options.retentionMs,
-  };
-  // Assigned, not spread into the literal (V8's slow path); absent ids stay absent.
-  if (options.runId !== undefined) created.runId = options.runId;
-  if (options.callId !== undefined) created.callId = options.callId;
-  if (options.description !== undefined) created.description = options.description;
+  const created = newRecord(ref, options, now);
   records.add(created);
   return {
     status: 'acquired',
@@ -95,10 +77,11 @@ function claimExpired(
   record.expiresAtMs = now + options.leaseMs + options.retentionMs;
   record.retentionMs = options.retentionMs;
   // The new attempt's ids replace the old ones (absent ones included).
-  delete record.runId;
-  delete record.callId;
-  delete record.description;
-  Object.assign(record, callInfo(options), { claimedAtMs: now, updatedAtMs: now });
+  record.runId = options.runId;
+  record.callId = options.callId;
+  record.description = options.description;
+  record.claimedAtMs = now;
+  record.updatedAtMs = now;
   return {
     status: 'acquired',
     fence: record.fence,

@@ -38,7 +38,7 @@ export function decideComplete(
   }
   record.state = 'completed';
   record.outcome = outcome;
-  delete record.error;
+  record.error = undefined;
   record.expiresAtMs = now + retentionMs;
   record.updatedAtMs = now;
   return { result: { status: 'completed' }, settled: true };

@@ -21,7 +21,7 @@ export function decideResolve(
   if ('outcome' in resolution) {
     record.state = 'completed';
     record.outcome = resolution.outcome;
-    delete record.error;
+    record.error = undefined;
     record.expiresAtMs = now + retentionMs;
     record.updatedAtMs = now;
     record.resolution = entry;

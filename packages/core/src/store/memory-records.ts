@@ -12,7 +12,11 @@ import type {
 
 type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
 
-/** A record as the MemoryStore keeps it. */
+/**
+ * A record as the MemoryStore keeps it: every field present, `undefined` when absent (made by
+ * {@link newRecord}, never `delete`d), so every record has one hidden class and the code that
+ * reads them stays monomorphic; {@link snapshot} leaves the absent ones out.
+ */
 export type MutableRecord = VisibleRecord & {
   /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
   retentionMs: number;
@@ -91,13 +95,30 @@ export function snapshotOf(record: MutableRecord | undefined): IdempotencyRecord
   return record === undefined ? undefined : snapshot(record);
 }
 
-/** What a claim records for operators (absent fields stay absent). */
-export function callInfo(options: ClaimOptions): Pick<MutableRecord, 'runId' | 'callId' | 'description'> {
-  const info: Pick<MutableRecord, 'runId' | 'callId' | 'description'> = {};
-  if (options.runId !== undefined) info.runId = options.runId;
-  if (options.callId !== undefined) info.callId = options.callId;
-  if (options.description !== undefined) info.description = options.description;
-  return info;
+/** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
+export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): MutableRecord {
+  return {
+    key: ref.key,
+    tenant: ref.tenant,
+    tool: options.tool,
+    fingerprint: options.fingerprint,
+    state: 'in_progress',
+    fence: 1,
+    attempt: 1,
+    owner: options.owner,
+    leaseExpiresAtMs: now + options.leaseMs,
+    expiresAtMs: now + options.leaseMs + options.retentionMs,
+    outcome: undefined,
+    error: undefined,
+    // For operators (absent when the claim has none).
+    runId: options.runId,
+    callId: options.callId,
+    description: options.description,
+    claimedAtMs: now,
+    updatedAtMs: now,
+    resolution: undefined,
+    retentionMs: options.retentionMs,
+  };
 }
 
 /** The journal entry of an operator resolution of `record` (still in its unresolved state). */
