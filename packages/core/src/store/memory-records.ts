@@ -90,11 +90,6 @@ function copyOptional(from: MutableRecord, to: VisibleRecord): void {
   if (from.resolution !== undefined) to.resolution = from.resolution;
 }
 
-/** The snapshot of a record that may be absent. */
-export function snapshotOf(record: MutableRecord | undefined): IdempotencyRecord | undefined {
-  return record === undefined ? undefined : snapshot(record);
-}
-
 /** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
 export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): MutableRecord {
   return {
