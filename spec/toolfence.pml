@@ -569,7 +569,7 @@ at_claim:
       CLAIM_ANSWER
     }
 
-resend_claim:                              /* claimOnce (claim-loop.ts): the same claim, once more */
+resend_claim:                              /* claimAgain (claim-loop.ts): the same claim, once more */
     atomic {
       claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
       CLAIM_ANSWER

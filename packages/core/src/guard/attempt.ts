@@ -14,7 +14,7 @@ import {
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 import { answerInterruption, type HeldAttempt, type Interruption, recordLate } from './late-settlement.js';
-import { LazyAborter } from './lazy-aborter.js';
+import { BodyContext, LazyAborter } from './lazy-aborter.js';
 import { confirmLease, leaseViewLive } from './lease-confirmation.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
 import { recordOutcome } from './outcome-recording.js';
@@ -231,19 +231,8 @@ class Attempt<T> implements HeldAttempt {
   }
 
   private context(): ToolCallContext {
-    const { state, claim, aborter } = this;
-    return {
-      idempotencyKey: state.ref.key,
-      attempt: claim.attempt,
-      fence: claim.fence,
-      get signal() {
-        return aborter.signal;
-      },
-      tenant: state.ref.tenant,
-      runId: state.runId,
-      callId: state.call.callId,
-      tool: state.call.tool,
-    };
+    const { state, claim } = this;
+    return new BodyContext(state.ref, claim, this.aborter, state.runId, state.call);
   }
 
   private loseLease(reason: LeaseLossReason): void {

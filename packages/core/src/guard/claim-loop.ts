@@ -58,11 +58,18 @@ export async function claimLoop<T>(
   for (;;) {
     call.signal?.throwIfAborted();
     const owner = runtime.nextOwner();
+    const options = claimOptionsOf(state, owner);
     let sent: SentClaim;
     try {
-      sent = await claimOnce(runtime, state.ref, claimOptionsOf(state, owner));
-    } catch (error) {
-      return answerWhenUnreachable<T>(runtime, state, progress, error);
+      // The first try awaited here, not in a helper: one async function fewer per call.
+      const sentAtMs = performance.now();
+      sent = { claim: await runtime.store.claim(state.ref, options), sentAtMs };
+    } catch (first) {
+      try {
+        sent = await claimAgain(runtime, state.ref, options, first);
+      } catch (error) {
+        return answerWhenUnreachable<T>(runtime, state, progress, error);
+      }
     }
     const { claim } = sent;
     if (claim.status === 'acquired') {
@@ -102,7 +109,7 @@ export async function claimLoop<T>(
 
 function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
   const { call, policy } = state;
-  return {
+  const options: { -readonly [K in keyof ClaimOptions]: ClaimOptions[K] } = {
     tool: call.tool,
     fingerprint: state.fingerprint,
     owner,
@@ -111,12 +118,14 @@ function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
     mode: policy.kind === Idempotency.EFFECTFUL ? 'at-most-once' : 'at-least-once',
     maxAttempts: policy.maxAttempts,
     checkFingerprint: state.checkFingerprint,
-    // For operators only (toolfence list / inspect); never part of a decision.
-    // An id no store takes (empty, too long) is left out rather than lose the call for it.
-    ...(isRecordableId(state.runId) ? { runId: state.runId } : {}),
-    ...(isRecordableId(call.callId) ? { callId: call.callId } : {}),
-    ...(state.description === undefined ? {} : { description: state.description }),
   };
+  // For operators only (toolfence list / inspect); never part of a decision. Absent ones stay
+  // absent; an id no store takes (empty, too long) is left out rather than lose the call for it.
+  // Assigned, not spread in (`...(ok ? { runId } : {})` took V8's slow path on every claim).
+  if (isRecordableId(state.runId)) options.runId = state.runId;
+  if (isRecordableId(call.callId)) options.callId = call.callId;
+  if (state.description !== undefined) options.description = state.description;
+  return options;
 }
 
 function isRecordableId(id: string | undefined): id is string {
@@ -124,24 +133,25 @@ function isRecordableId(id: string | undefined): id is string {
 }
 
 /**
- * One claim. A claim whose reply was lost may have taken effect in the store: asking once more
- * with the SAME owner is answered `acquired` by the store if it did, instead of leaving an orphan
- * claim that would later read as a lost (indeterminate) attempt.
+ * The claim's first try failed with `first`. A claim whose reply was lost may have taken effect
+ * in the store: asking once more with the SAME owner is answered `acquired` by the store if it
+ * did, instead of leaving an orphan claim that would later read as a lost (indeterminate)
+ * attempt. A refusal (a ToolfenceError other than StoreUnavailableError) is not resent.
  */
-async function claimOnce(runtime: GuardRuntime, ref: RecordRef, options: ClaimOptions): Promise<SentClaim> {
-  let sentAtMs = performance.now();
+async function claimAgain(
+  runtime: GuardRuntime,
+  ref: RecordRef,
+  options: ClaimOptions,
+  first: unknown,
+): Promise<SentClaim> {
+  if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
+  await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
+  // The lease a resent claim restarts is counted from when it was resent.
+  const sentAtMs = performance.now();
   try {
     return { claim: await runtime.store.claim(ref, options), sentAtMs };
-  } catch (first) {
-    if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
-    await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
-    // The lease a resent claim restarts is counted from when it was resent.
-    sentAtMs = performance.now();
-    try {
-      return { claim: await runtime.store.claim(ref, options), sentAtMs };
-    } catch (error) {
-      throw asStoreError('claim', error);
-    }
+  } catch (error) {
+    throw asStoreError('claim', error);
   }
 }
 

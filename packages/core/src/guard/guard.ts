@@ -177,13 +177,20 @@ export class Guard {
    * @throws PolicyError the policy is invalid
    * and whatever the body throws (IDEMPOTENT, or EFFECTFUL with a no-effect error).
    */
-  async run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
-    checkRunArguments(call, body);
-    const policy = this.policyOf(call.policy, call.tool);
-    if (this.telemetry === undefined) return this.runCall(call, policy, body, undefined);
-    return this.telemetry.run(call, policy.kind, body, (timed, trace) =>
-      this.runCall(call, policy, timed, trace),
-    );
+  run<T>(call: GuardedCall, body: Body<T>): Promise<T> {
+    // Not `async`: returning runCall's promise itself saves a promise and the two microtasks an
+    // async function takes to adopt a returned promise; what throws here still rejects.
+    try {
+      checkRunArguments(call, body);
+      const policy = this.policyOf(call.policy, call.tool);
+      const telemetry = this.telemetry;
+      if (telemetry === undefined) return this.runCall(call, policy, body, undefined);
+      return telemetry.run(call, policy.kind, body, (timed, trace) =>
+        this.runCall(call, policy, timed, trace),
+      );
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   private async runCall<T>(

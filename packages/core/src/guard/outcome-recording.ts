@@ -12,8 +12,13 @@ import {
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 
-/** Pauses before each try of `complete` (the first is sent at once). */
-const COMPLETE_DELAYS_MS = [0, 50, 250];
+/** Pauses before the second and third tries of `complete` (the first is sent at once). */
+const RETRY_DELAYS_MS = [50, 250];
+
+/** A refusal (StoreInputError and the like) is never retried; an outage is. */
+function isRefusal(error: unknown): boolean {
+  return ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error);
+}
 
 /**
  * Record a successful body's value under its holder. Unrecorded because the store is down: the
@@ -63,24 +68,46 @@ export async function recordOutcome<T>(
   return SUPERSEDED;
 }
 
-/** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
-export async function completeWithRetry(
+/**
+ * Complete, retried on an outage (never on a refusal: StoreInputError and the like). The first
+ * try's own promise, with the retries attached to its failure: not an async function, so a
+ * first call that records at once makes one generator and one promise fewer.
+ */
+export function completeWithRetry(
   runtime: GuardRuntime,
   ref: RecordRef,
   holder: Holder,
   encoded: string,
   retentionMs: number,
 ): Promise<CompleteResult> {
-  let lastError: unknown;
-  for (const delayMs of COMPLETE_DELAYS_MS) {
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  const retry = (error: unknown) => completeAgain(runtime, ref, holder, encoded, retentionMs, error);
+  try {
+    return Promise.resolve(runtime.store.complete(ref, holder, encoded, retentionMs)).then(undefined, retry);
+  } catch (error) {
+    return retry(error);
+  }
+}
+
+/** The tries after the first (which failed with `firstError`), each after its pause. */
+async function completeAgain(
+  runtime: GuardRuntime,
+  ref: RecordRef,
+  holder: Holder,
+  encoded: string,
+  retentionMs: number,
+  firstError: unknown,
+): Promise<CompleteResult> {
+  let lastError = firstError;
+  for (const delayMs of RETRY_DELAYS_MS) {
+    if (isRefusal(lastError)) throw lastError;
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
       return await runtime.store.complete(ref, holder, encoded, retentionMs);
     } catch (error) {
-      if (ToolfenceError.isInstance(error) && !StoreUnavailableError.isInstance(error)) throw error;
       lastError = error;
     }
   }
+  if (isRefusal(lastError)) throw lastError;
   throw asStoreError('complete', lastError);
 }
 

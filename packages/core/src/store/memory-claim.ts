@@ -2,7 +2,7 @@
 // settled or busy record, or an expired lease settled as unknown or taken over. The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from './idempotency-store.js';
-import { callInfo, type MemoryRecords, type MutableRecord, recordId, snapshot } from './memory-records.js';
+import { type MemoryRecords, type MutableRecord, newRecord, snapshot } from './memory-records.js';
 
 // The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {
@@ -20,23 +20,8 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
 }
 
 function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions, now: number): ClaimResult {
-  const created: MutableRecord = {
-    key: ref.key,
-    tenant: ref.tenant,
-    tool: options.tool,
-    fingerprint: options.fingerprint,
-    state: 'in_progress',
-    fence: 1,
-    attempt: 1,
-    owner: options.owner,
-    leaseExpiresAtMs: now + options.leaseMs,
-    expiresAtMs: now + options.leaseMs + options.retentionMs,
-    ...callInfo(options),
-    claimedAtMs: now,
-    updatedAtMs: now,
-    retentionMs: options.retentionMs,
-  };
-  records.set(recordId(ref), created);
+  const created = newRecord(ref, options, now);
+  records.add(created);
   return {
     status: 'acquired',
     fence: 1,
@@ -62,19 +47,19 @@ function claimAgain(record: MutableRecord, options: ClaimOptions, now: number): 
   };
 }
 
-/** An in-progress record whose lease ran out; `settled` is called when it settles. */
+/** An in-progress record whose lease ran out; `settled(record)` is called when it settles. */
 function claimExpired(
   record: MutableRecord,
   options: ClaimOptions,
   now: number,
-  settled: () => void,
+  settled: (ref: RecordRef) => void,
 ): ClaimResult {
   if (options.mode === 'at-most-once') {
     record.state = 'indeterminate';
     record.error = leaseExpiredError(record);
     record.expiresAtMs = now + options.retentionMs;
     record.updatedAtMs = now;
-    settled();
+    settled(record);
     return { status: 'indeterminate', record: snapshot(record) };
   }
   if (record.attempt >= options.maxAttempts) {
@@ -82,7 +67,7 @@ function claimExpired(
     record.error = attemptsLostError(record, options.maxAttempts);
     record.expiresAtMs = now + options.retentionMs;
     record.updatedAtMs = now;
-    settled();
+    settled(record);
     return { status: 'abandoned', record: snapshot(record) };
   }
   record.fence += 1;
@@ -92,10 +77,11 @@ function claimExpired(
   record.expiresAtMs = now + options.leaseMs + options.retentionMs;
   record.retentionMs = options.retentionMs;
   // The new attempt's ids replace the old ones (absent ones included).
-  delete record.runId;
-  delete record.callId;
-  delete record.description;
-  Object.assign(record, callInfo(options), { claimedAtMs: now, updatedAtMs: now });
+  record.runId = options.runId;
+  record.callId = options.callId;
+  record.description = options.description;
+  record.claimedAtMs = now;
+  record.updatedAtMs = now;
   return {
     status: 'acquired',
     fence: record.fence,
@@ -105,16 +91,16 @@ function claimExpired(
   };
 }
 
-/** The claim decision at `now` (the store's clock); `settled` wakes the record's waiters. */
+/** The claim decision at `now` (the store's clock); `settled(ref)` wakes the record's waiters. */
 export function decideClaim(
   records: MemoryRecords,
   ref: RecordRef,
   options: ClaimOptions,
   now: number,
-  settled: () => void,
+  settled: (ref: RecordRef) => void,
 ): ClaimResult {
   records.sweep(now);
-  const record = records.live(recordId(ref), now);
+  const record = records.live(ref, now);
   if (record === undefined) return claimNew(records, ref, options, now);
   if (
     record.tool !== options.tool ||

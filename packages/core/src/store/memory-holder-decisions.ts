@@ -1,7 +1,7 @@
 // The holder's operations on the MemoryStore (renew, complete, release, markIndeterminate), each
 // one synchronous step: fence AND owner must match the live record.
 import type * as contract from './idempotency-store.js';
-import { isHolder, type MemoryRecords, recordId, snapshot } from './memory-records.js';
+import { isHolder, type MemoryRecords, snapshot } from './memory-records.js';
 
 export function decideRenew(
   records: MemoryRecords,
@@ -10,7 +10,7 @@ export function decideRenew(
   leaseMs: number,
   now: number,
 ): contract.RenewResult {
-  const record = records.live(recordId(ref), now);
+  const record = records.live(ref, now);
   if (record === undefined) return { status: 'lost', reason: 'not_found' };
   if (!isHolder(record, holder)) return { status: 'lost', reason: 'stale' };
   if (record.state !== 'in_progress') return { status: 'lost', reason: 'settled' };
@@ -31,14 +31,14 @@ export function decideComplete(
   now: number,
 ): { result: contract.CompleteResult; settled: boolean } {
   records.sweep(now);
-  const record = records.live(recordId(ref), now);
+  const record = records.live(ref, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
   if (!isHolder(record, holder) || record.state === 'completed') {
     return { result: { status: 'stale', record: snapshot(record) }, settled: false };
   }
   record.state = 'completed';
   record.outcome = outcome;
-  delete record.error;
+  record.error = undefined;
   record.expiresAtMs = now + retentionMs;
   record.updatedAtMs = now;
   return { result: { status: 'completed' }, settled: true };
@@ -50,13 +50,12 @@ export function decideRelease(
   holder: contract.Holder,
   now: number,
 ): { result: contract.ReleaseResult; settled: boolean } {
-  const id = recordId(ref);
-  const record = records.live(id, now);
+  const record = records.live(ref, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
   if (!isHolder(record, holder) || record.state !== 'in_progress') {
     return { result: { status: 'stale', record: snapshot(record) }, settled: false };
   }
-  records.delete(id);
+  records.delete(ref);
   return { result: { status: 'released' }, settled: true };
 }
 
@@ -68,7 +67,7 @@ export function decideMarkIndeterminate(
   retentionMs: number,
   now: number,
 ): { result: contract.MarkIndeterminateResult; settled: boolean } {
-  const record = records.live(recordId(ref), now);
+  const record = records.live(ref, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
   if (!isHolder(record, holder) || record.state !== 'in_progress') {
     return { result: { status: 'stale', record: snapshot(record) }, settled: false };

@@ -1,7 +1,7 @@
 /**
- * MemoryStore's listing: a per-tenant index of record ids kept in the same synchronous steps that
- * create and delete records, and the journal of operator resolutions (kept for the retention
- * window each was given, also after a `released` resolution deleted its record).
+ * MemoryStore's listing: a page of a tenant's records (memory-records.ts keeps them by tenant),
+ * and the journal of operator resolutions (kept for the retention window each was given, also
+ * after a `released` resolution deleted its record).
  */
 import type {
   IdempotencyRecord,
@@ -20,52 +20,17 @@ import {
   recordMatches,
 } from './list-cursor.js';
 
-/** Record ids per tenant. */
-export class TenantIndex {
-  private readonly byTenant = new Map<string, Set<string>>();
-
-  add(tenant: string, id: string): void {
-    let ids = this.byTenant.get(tenant);
-    if (ids === undefined) {
-      ids = new Set();
-      this.byTenant.set(tenant, ids);
-    }
-    ids.add(id);
-  }
-
-  remove(tenant: string, id: string): void {
-    const ids = this.byTenant.get(tenant);
-    if (ids === undefined) return;
-    ids.delete(id);
-    if (ids.size === 0) this.byTenant.delete(tenant);
-  }
-
-  /** The ids of one tenant, or of every tenant. */
-  ids(tenant: string | undefined): string[] {
-    if (tenant !== undefined) return [...(this.byTenant.get(tenant) ?? [])];
-    const all: string[] = [];
-    for (const ids of this.byTenant.values()) all.push(...ids);
-    return all;
-  }
-}
-
 /**
- * One page: the live records `read(id)` gives for the index's ids, filtered and ordered as
- * docs/store-contract.md ("Listing") says. `read` drops expired records (and their index entry).
+ * One page of the live records `live` gives (those of the tenant listed, or of every tenant),
+ * filtered and ordered as docs/store-contract.md ("Listing") says.
  */
-export function listPage(
-  index: TenantIndex,
-  read: (id: string) => IdempotencyRecord | undefined,
-  options: ListOptions,
-  nowMs: number,
-): ListPage {
+export function listPage(live: Iterable<IdempotencyRecord>, options: ListOptions, nowMs: number): ListPage {
   const order = options.order ?? 'oldest';
   const cursor = options.cursor === undefined ? undefined : decodeListCursor(options.cursor, order);
   const states = listedStates(options);
   const matching: ListedRecord[] = [];
-  for (const id of index.ids(options.allTenants === true ? undefined : options.tenant)) {
-    const record = read(id);
-    if (record === undefined || !recordMatches(record, options, states, nowMs)) continue;
+  for (const record of live) {
+    if (!recordMatches(record, options, states, nowMs)) continue;
     const position = positionOf(record);
     if (afterCursor(position, cursor, order)) matching.push(listedRecordOf(record));
   }

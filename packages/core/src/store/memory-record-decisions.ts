@@ -12,8 +12,7 @@ export function decideResolve(
   retentionMs: number,
   now: number,
 ): { result: ResolveResult; settled: boolean } {
-  const id = recordId(ref);
-  const record = records.live(id, now);
+  const record = records.live(ref, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
   if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
     return { result: { status: 'not_resolvable', record: snapshot(record) }, settled: false };
@@ -22,14 +21,14 @@ export function decideResolve(
   if ('outcome' in resolution) {
     record.state = 'completed';
     record.outcome = resolution.outcome;
-    delete record.error;
+    record.error = undefined;
     record.expiresAtMs = now + retentionMs;
     record.updatedAtMs = now;
     record.resolution = entry;
   } else {
-    records.delete(id);
+    records.delete(ref);
   }
-  journal.add(id, entry, now + retentionMs);
+  journal.add(recordId(ref), entry, now + retentionMs);
   return { result: { status: 'resolved' }, settled: true };
 }
 
@@ -44,12 +43,10 @@ export function forgetTenant(
   settled: (id: string) => void,
 ): number {
   let erased = 0;
-  for (const [id, record] of records.entries()) {
-    if (record.tenant === tenant) {
-      records.delete(id);
-      settled(id);
-      erased += 1;
-    }
+  for (const record of records.all(tenant)) {
+    records.delete(record);
+    settled(recordId(record));
+    erased += 1;
   }
   journal.forget(tenant);
   return erased;

@@ -1,6 +1,6 @@
-// The MemoryStore's record table: records by id, live only within retention (removed lazily on
-// access and by an incremental sweep on every write, so memory stays bounded), with the
-// per-tenant index `list` reads, kept in the same synchronous steps that add and delete records.
+// The MemoryStore's record table: records by tenant and key, live only within retention (removed
+// lazily on access and by an incremental sweep on every write, so memory stays bounded); a
+// tenant's records are what `list` and `forget` read.
 import type {
   ClaimOptions,
   Holder,
@@ -9,10 +9,15 @@ import type {
   Resolution,
   ResolutionEntry,
 } from './idempotency-store.js';
-import { TenantIndex } from './memory-listing.js';
 
-/** A record as the MemoryStore keeps it. */
-export type MutableRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] } & {
+type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
+
+/**
+ * A record as the MemoryStore keeps it: every field present, `undefined` when absent (made by
+ * {@link newRecord}, never `delete`d), so every record has one hidden class and the code that
+ * reads them stays monomorphic; {@link snapshot} leaves the absent ones out.
+ */
+export type MutableRecord = VisibleRecord & {
   /** Retention window of the claim, so a renewal keeps the record a full window past its lease. */
   retentionMs: number;
 };
@@ -29,24 +34,86 @@ export function isHolder(record: MutableRecord, holder: Holder): boolean {
   return record.fence === holder.fence && record.owner === holder.owner;
 }
 
-/** The record as callers see it (a copy without the store's own fields). */
+/**
+ * The record as callers see it (a copy without the store's own fields; absent fields stay
+ * absent). Field by field: a rest copy (`{ retentionMs, ...visible }`) took V8's slow path,
+ * ~5 % of a repeat's CPU (bench/RESULTS.md, "Issue 22, run 3 changes").
+ */
 export function snapshot(record: MutableRecord): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = record;
+  const visible: VisibleRecord = {
+    key: record.key,
+    tenant: record.tenant,
+    tool: record.tool,
+    fingerprint: record.fingerprint,
+    state: record.state,
+    fence: record.fence,
+    attempt: record.attempt,
+    owner: record.owner,
+    leaseExpiresAtMs: record.leaseExpiresAtMs,
+    expiresAtMs: record.expiresAtMs,
+  };
+  copyOptional(record, visible);
   return visible;
 }
 
-/** The snapshot of a record that may be absent. */
-export function snapshotOf(record: MutableRecord | undefined): IdempotencyRecord | undefined {
-  return record === undefined ? undefined : snapshot(record);
+/** The fields `snapshot` copies: a field added to IdempotencyRecord fails to compile here. */
+type CopiedField =
+  | 'key'
+  | 'tenant'
+  | 'tool'
+  | 'fingerprint'
+  | 'state'
+  | 'fence'
+  | 'attempt'
+  | 'owner'
+  | 'leaseExpiresAtMs'
+  | 'expiresAtMs'
+  | 'outcome'
+  | 'error'
+  | 'runId'
+  | 'callId'
+  | 'description'
+  | 'claimedAtMs'
+  | 'updatedAtMs'
+  | 'resolution';
+const everyFieldCopied: Exclude<keyof IdempotencyRecord, CopiedField> extends never ? true : never = true;
+void everyFieldCopied;
+
+function copyOptional(from: MutableRecord, to: VisibleRecord): void {
+  if (from.outcome !== undefined) to.outcome = from.outcome;
+  if (from.error !== undefined) to.error = from.error;
+  if (from.runId !== undefined) to.runId = from.runId;
+  if (from.callId !== undefined) to.callId = from.callId;
+  if (from.description !== undefined) to.description = from.description;
+  if (from.claimedAtMs !== undefined) to.claimedAtMs = from.claimedAtMs;
+  if (from.updatedAtMs !== undefined) to.updatedAtMs = from.updatedAtMs;
+  if (from.resolution !== undefined) to.resolution = from.resolution;
 }
 
-/** What a claim records for operators (absent fields stay absent). */
-export function callInfo(options: ClaimOptions): Pick<MutableRecord, 'runId' | 'callId' | 'description'> {
-  const info: Pick<MutableRecord, 'runId' | 'callId' | 'description'> = {};
-  if (options.runId !== undefined) info.runId = options.runId;
-  if (options.callId !== undefined) info.callId = options.callId;
-  if (options.description !== undefined) info.description = options.description;
-  return info;
+/** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
+export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): MutableRecord {
+  return {
+    key: ref.key,
+    tenant: ref.tenant,
+    tool: options.tool,
+    fingerprint: options.fingerprint,
+    state: 'in_progress',
+    fence: 1,
+    attempt: 1,
+    owner: options.owner,
+    leaseExpiresAtMs: now + options.leaseMs,
+    expiresAtMs: now + options.leaseMs + options.retentionMs,
+    outcome: undefined,
+    error: undefined,
+    // For operators (absent when the claim has none).
+    runId: options.runId,
+    callId: options.callId,
+    description: options.description,
+    claimedAtMs: now,
+    updatedAtMs: now,
+    resolution: undefined,
+    retentionMs: options.retentionMs,
+  };
 }
 
 /** The journal entry of an operator resolution of `record` (still in its unresolved state). */
@@ -67,55 +134,89 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
   return entry;
 }
 
+/**
+ * The records, by tenant, then by key: a lookup hashes the key string the guard already holds
+ * (no `key + tenant` id made per operation), and a tenant's map is the index `list` and
+ * `forget` read (no second index to keep in step). A tenant's map goes when its last record does.
+ */
 export class MemoryRecords {
-  private readonly records = new Map<string, MutableRecord>();
-  /** Record ids per tenant, for `list`: changed only with `records`, in the same step. */
-  readonly index = new TenantIndex();
-  private sweepCursor: Iterator<[string, MutableRecord]> | undefined;
+  private readonly byTenant = new Map<string, Map<string, MutableRecord>>();
+  private count = 0;
+  private sweepTenants: Iterator<Map<string, MutableRecord>> | undefined;
+  private sweepRecords: Iterator<MutableRecord> | undefined;
 
   /** Number of records held (live or not yet swept). */
   get size(): number {
-    return this.records.size;
+    return this.count;
   }
 
-  set(id: string, record: MutableRecord): void {
-    this.records.set(id, record);
-    this.index.add(record.tenant, id);
+  /** Adds a record that is not there (claim decided there is none). */
+  add(record: MutableRecord): void {
+    let records = this.byTenant.get(record.tenant);
+    if (records === undefined) {
+      records = new Map();
+      this.byTenant.set(record.tenant, records);
+    }
+    records.set(record.key, record);
+    this.count = this.count + 1;
   }
 
-  /** Deletes a record and its index entry, in the same synchronous step. */
-  delete(id: string): void {
-    const record = this.records.get(id);
-    if (record === undefined) return;
-    this.records.delete(id);
-    this.index.remove(record.tenant, id);
+  /** Deletes the record of `ref`, in one synchronous step. */
+  delete(ref: RecordRef): void {
+    const records = this.byTenant.get(ref.tenant);
+    if (records === undefined || !records.delete(ref.key)) return;
+    this.count = this.count - 1;
+    if (records.size === 0) this.byTenant.delete(ref.tenant);
   }
 
-  entries(): IterableIterator<[string, MutableRecord]> {
-    return this.records.entries();
+  /** The records of one tenant, or of every tenant (not checked for retention). */
+  *all(tenant?: string): IterableIterator<MutableRecord> {
+    if (tenant !== undefined) {
+      const records = this.byTenant.get(tenant);
+      if (records !== undefined) yield* records.values();
+      return;
+    }
+    for (const records of this.byTenant.values()) yield* records.values();
+  }
+
+  /** The live records of one tenant, or of every tenant; expired ones are removed on the way. */
+  *liveOf(tenant: string | undefined, now: number): IterableIterator<MutableRecord> {
+    for (const record of this.all(tenant)) {
+      if (record.expiresAtMs > now) yield record;
+      else this.delete(record);
+    }
   }
 
   /** The record if it exists and is within retention; removes it otherwise. */
-  live(id: string, now: number): MutableRecord | undefined {
-    const record = this.records.get(id);
+  live(ref: RecordRef, now: number): MutableRecord | undefined {
+    const record = this.byTenant.get(ref.tenant)?.get(ref.key);
     if (record === undefined) return undefined;
     if (record.expiresAtMs <= now) {
-      this.delete(id);
+      this.delete(ref);
       return undefined;
     }
     return record;
   }
 
+  /** Examines the next SWEEP_PER_WRITE records (round robin over every tenant) for expiry. */
   sweep(now: number): void {
-    for (let examined = 0; examined < SWEEP_PER_WRITE; examined++) {
-      this.sweepCursor ??= this.records.entries();
-      const next = this.sweepCursor.next();
-      if (next.done === true) {
-        this.sweepCursor = undefined;
-        return;
+    for (let examined = 0; examined < SWEEP_PER_WRITE; ) {
+      if (this.sweepRecords === undefined) {
+        this.sweepTenants ??= this.byTenant.values();
+        const tenant = this.sweepTenants.next();
+        if (tenant.done === true) {
+          this.sweepTenants = undefined;
+          return;
+        }
+        this.sweepRecords = tenant.value.values();
       }
-      const [id, record] = next.value;
-      if (record.expiresAtMs <= now) this.delete(id);
+      const next = this.sweepRecords.next();
+      if (next.done === true) {
+        this.sweepRecords = undefined;
+        continue;
+      }
+      examined += 1;
+      if (next.value.expiresAtMs <= now) this.delete(next.value);
     }
   }
 }

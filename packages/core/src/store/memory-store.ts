@@ -28,7 +28,7 @@ import {
 } from './memory-holder-decisions.js';
 import { listPage, ResolutionJournal } from './memory-listing.js';
 import { decideResolve, forgetTenant } from './memory-record-decisions.js';
-import { MemoryRecords, recordId, snapshot, snapshotOf } from './memory-records.js';
+import { MemoryRecords, recordId, snapshot } from './memory-records.js';
 import { MemoryWaiters } from './memory-waiters.js';
 import * as input from './store-input.js';
 
@@ -73,7 +73,7 @@ export class MemoryStore implements IdempotencyStore {
     input.checkRecordRef(ref);
     input.checkClaimOptions(options);
     this.assertOpen('claim');
-    return decideClaim(this.records, ref, options, this.clock.now(), () => this.settled(ref));
+    return decideClaim(this.records, ref, options, this.clock.now(), this.settled);
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
@@ -126,7 +126,7 @@ export class MemoryStore implements IdempotencyStore {
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
     input.checkRecordRef(ref);
     this.assertOpen('get');
-    const record = this.records.live(recordId(ref), this.clock.now());
+    const record = this.records.live(ref, this.clock.now());
     return record === undefined ? null : snapshot(record);
   }
 
@@ -143,8 +143,9 @@ export class MemoryStore implements IdempotencyStore {
     input.checkListOptions(options);
     this.assertOpen('list');
     const now = this.clock.now();
-    const read = (id: string) => snapshotOf(this.records.live(id, now));
-    return listPage(this.records.index, read, options, now);
+    const tenant = options.allTenants === true ? undefined : options.tenant;
+    // Snapshots: a listed record must not carry the store's own fields.
+    return listPage(Array.from(this.records.liveOf(tenant, now), snapshot), options, now);
   }
 
   async resolutions(ref: RecordRef): Promise<readonly ResolutionEntry[]> {
@@ -176,10 +177,8 @@ export class MemoryStore implements IdempotencyStore {
     if (this.closed) throw new StoreUnavailableError(operation, 'the MemoryStore is closed');
   }
 
-  /** Wakes the record's waiters: it left `in_progress` (or is gone). */
-  private settled(ref: RecordRef): void {
-    this.waiters.notify(recordId(ref), 'settled');
-  }
+  /** Wakes the record's waiters: it left `in_progress` (or is gone). One closure per store, not per claim. */
+  private readonly settled = (ref: RecordRef): void => this.waiters.notifySettled(ref);
 
   /** The decision's result, after waking the waiters when it settled the record. */
   private settle<T>(ref: RecordRef, decided: { result: T; settled: boolean }): T {

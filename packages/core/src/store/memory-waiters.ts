@@ -17,6 +17,11 @@ export class MemoryWaiters {
     private readonly clock: Clock,
   ) {}
 
+  /** Wakes the waiters of `ref`'s record as settled (its id is made only when someone waits). */
+  notifySettled(ref: RecordRef): void {
+    if (this.waiters.size > 0) this.notify(recordId(ref), 'settled');
+  }
+
   /** Wakes the waiters of the record `id` with `result`. */
   notify(id: string, result: WaitResult): void {
     const set = this.waiters.get(id);
@@ -33,16 +38,17 @@ export class MemoryWaiters {
   wait(ref: RecordRef, options: WaitOptions): Promise<WaitResult> {
     const id = recordId(ref);
     const now = this.clock.now();
-    const record = this.records.live(id, now);
+    const record = this.records.live(ref, now);
     if (record === undefined || record.state !== 'in_progress') return Promise.resolve('settled');
     if (record.leaseExpiresAtMs <= now) return Promise.resolve('lease_expired');
     if (options.signal?.aborted) return Promise.reject(options.signal.reason);
     return new Promise<WaitResult>((resolve, reject) => {
-      this.register(id, options, record.leaseExpiresAtMs, now, resolve, reject);
+      this.register(ref, id, options, record.leaseExpiresAtMs, now, resolve, reject);
     });
   }
 
   private register(
+    ref: RecordRef,
     id: string,
     options: WaitOptions,
     leaseExpiresAtMs: number,
@@ -63,7 +69,7 @@ export class MemoryWaiters {
     // decide on the clock, as claim does, and re-arm when the lease is still live (rule S6).
     const onTimer = (): void => {
       const nowMs = this.clock.now();
-      const current = this.records.live(id, nowMs);
+      const current = this.records.live(ref, nowMs);
       if (current === undefined || current.state !== 'in_progress') finish('settled');
       else if (current.leaseExpiresAtMs <= nowMs) finish('lease_expired');
       else if (performance.now() >= timeoutAtMs) finish('timeout');
