@@ -1,6 +1,10 @@
 --[[
-  Shared helpers: the store's loader (../lua-scripts.ts) puts every includes/*.lua, in name
-  order, before each script, so a helper may use the helpers of the files before it.
+  Shared helpers: the store's loader (../lua-scripts.ts, ../lua-includes.ts) puts before each
+  script the top-level definitions of includes/*.lua it uses, directly or through another helper,
+  in file-name order and then in the order of each file, so a helper may use the helpers defined
+  before it (in its file or the files before it). Every definition starts at column 0 with
+  `local function <name>` or `local <name> =`, its comment lines right above it; a script pays per
+  call only for the helpers it carries.
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
