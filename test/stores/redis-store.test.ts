@@ -8,6 +8,7 @@ import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { scripts } from '../../packages/stores/src/redis/lua-scripts.js';
+import { tenantNames } from '../../packages/stores/src/redis/record-names.js';
 import {
   connectRedis,
   countCommands,
@@ -361,6 +362,38 @@ describe('retention and forget', () => {
     expect(await store.get(ref)).toBeNull();
     const fresh = await acquire(ref);
     expect(fresh).toMatchObject({ fence: 1, attempt: 1, takeover: false });
+  });
+
+  it('sweeps the index entries of expired records on one new-record claim in 16, up to 64 (issue 22)', async () => {
+    const tenant = `sweep-${randomUUID()}`;
+    const sweeping = new RedisStore({ client, prefix });
+    extraStores.push(sweeping);
+    const { index, expiry } = tenantNames(prefix, tenant);
+    // Claimed first, then completed (complete never sweeps): no entry is due while they are written.
+    const refs = Array.from({ length: 100 }, () => newRef(tenant));
+    const claims = await Promise.all(refs.map((ref) => acquire(ref, {}, sweeping)));
+    await Promise.all(refs.map((ref, at) => sweeping.complete(ref, claims[at]!.holder, 'x', 100)));
+    expect(await client.zcard(index)).toBe(100);
+    expect(await client.zcard(expiry)).toBe(101); // and the tenant's name
+    await sleep(250); // the 100 records expire; their entries stay until a sweep
+    expect(await client.zcard(index)).toBe(100);
+    const changes: number[] = [];
+    let size = 100;
+    for (let count = 0; count < 16; count++) {
+      await acquire(newRef(tenant), {}, sweeping);
+      const next = await client.zcard(index);
+      changes.push(next - size);
+      size = next;
+    }
+    // Exactly one of 16 consecutive claims swept, 64 entries; the others only added their own.
+    expect(changes.filter((change) => change === 1)).toHaveLength(15);
+    expect(changes.filter((change) => change === 1 - 64)).toHaveLength(1);
+    expect(size).toBe(100 + 16 - 64);
+    expect(await client.zcard(expiry)).toBe(size + 1);
+    // The entries left behind are never listed: list reads each record.
+    const page = await sweeping.list({ tenant, states: ['in_progress', 'completed'], limit: 100 });
+    expect(page.records).toHaveLength(16);
+    expect(page.records.every((record) => record.state === 'in_progress')).toBe(true);
   });
 
   it('forgets every record of one tenant across SCAN batches, and only that tenant', async () => {

@@ -85,8 +85,10 @@ local function indexedMember(key, record)
 end
 
 -- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
--- the expiry index's deadline with the record's.
-local function indexRecord(key, record)
+-- the expiry index's deadline with the record's. `tenant` (a new record's claim) also names the
+-- tenant in its expiry index (`t|<tenant>`, score +inf, for listings of every tenant), in the
+-- same ZADD: re-adding it with the same score changes nothing.
+local function indexRecord(key, record, tenant)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
   local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
@@ -96,7 +98,11 @@ local function indexRecord(key, record)
   end
   if member ~= nil then
     if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
-    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+    if tenant ~= nil then
+      redis.call('ZADD', expiryKey, record.expiresAtMs, member, 'inf', 't|' .. tenant)
+    else
+      redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+    end
   end
   record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
@@ -139,8 +145,9 @@ local function readRecord(key)
   }
 end
 
--- Writes the record and sets its expiry (retention) in one command.
-local function writeRecord(key, record)
+-- Writes the record and sets its expiry (retention) in one command, then its index entries
+-- (`tenant`: see indexRecord).
+local function writeRecord(key, record, tenant)
   record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
   local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
@@ -148,7 +155,7 @@ local function writeRecord(key, record)
     record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
     record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
   redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
-  indexRecord(key, record)
+  indexRecord(key, record, tenant)
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
