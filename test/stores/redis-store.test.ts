@@ -630,6 +630,61 @@ describe('waitForSettle', () => {
     expect(await waitMarked).toBe('settled');
   });
 
+  it('publishes a settlement only when a waiter marked the record (issue 22)', async () => {
+    type Holder = { fence: number; owner: string };
+    const settlements: [string, (ref: RecordRef, holder: Holder) => Promise<unknown>][] = [
+      ['completed', (ref, holder) => store.complete(ref, holder, 'ok', 60_000)],
+      ['released', (ref, holder) => store.release(ref, holder)],
+      [
+        'indeterminate',
+        (ref, holder) => store.markIndeterminate(ref, holder, { type: 'E', message: 'm' }, 60_000),
+      ],
+    ];
+    const listener = await newClient();
+    const heard: string[] = [];
+    listener.on('message', (_channel: string, message: string) => heard.push(message));
+    const claimListened = async (ref: RecordRef, leaseMs = 10_000) => {
+      const claimed = await acquire(ref, { leaseMs, mode: 'at-most-once' });
+      await listener.subscribe(store.namesOf(ref).channel);
+      return claimed.holder;
+    };
+    // No waiter: nothing is published.
+    for (const [, settle] of settlements) {
+      const ref = newRef();
+      await settle(ref, await claimListened(ref));
+    }
+    await sleep(50);
+    expect(heard).toEqual([]);
+    // A waiter marks the record; the mark changes neither its fields nor its expiry.
+    const markedBy = async (ref: RecordRef) => {
+      const before = await store.get(ref);
+      const pttl = await client.pttl(store.namesOf(ref).key);
+      const waiting = store.waitForSettle(ref, { timeoutMs: 10_000 });
+      await sleep(30);
+      expect(await store.get(ref)).toEqual(before);
+      const kept = await client.pttl(store.namesOf(ref).key);
+      expect(kept).toBeGreaterThan(pttl - 100);
+      expect(kept).toBeLessThanOrEqual(pttl);
+      return { waiting };
+    };
+    for (const [state, settle] of settlements) {
+      const ref = newRef();
+      const holder = await claimListened(ref);
+      const { waiting } = await markedBy(ref);
+      await settle(ref, holder);
+      expect(await waiting).toBe('settled');
+      await sleep(20);
+      expect(heard.at(-1)).toBe(state);
+    }
+    // ... and a claim that finds the lease expired and marks the record indeterminate.
+    const expired = newRef();
+    await claimListened(expired, 200);
+    expect(await (await markedBy(expired)).waiting).toBe('lease_expired');
+    expect((await store.claim(expired, claimOptions({ mode: 'at-most-once' }))).status).toBe('indeterminate');
+    await sleep(50);
+    expect(heard).toEqual(['completed', 'released', 'indeterminate', 'indeterminate']);
+  });
+
   it('wakes at the lease deadline with lease_expired', async () => {
     const ref = newRef();
     await acquire(ref, { leaseMs: 400 });

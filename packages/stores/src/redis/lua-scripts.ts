@@ -33,6 +33,7 @@ const scriptFiles = {
   markIndeterminate: 'mark-indeterminate-1.lua',
   resolve: 'resolve-1.lua',
   get: 'get-1.lua',
+  watch: 'watch-1.lua',
   list: 'list-2.lua',
   resolutions: 'resolutions-1.lua',
   forget: 'forget-2.lua',

@@ -68,9 +68,9 @@ const SWEEP_BUDGET = 64;
  *   slot. Retention is the key's expiry (`PXAT`).
  * - A claim answers with the record in the same round trip: a first call costs two round
  *   trips (claim, complete), a repeat or a takeover one.
- * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
- *   subscriber connection per store (a `duplicate()` of the client, opened on first use), and
- *   re-reads the record as a fallback.
+ * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record (sent only
+ *   when a waiter marked the record), through one subscriber connection per store (a
+ *   `duplicate()` of the client, opened on first use), and re-reads the record as a fallback.
  * - Input is checked first (`StoreInputError`, nothing sent). A connection failure, a "not now"
  *   reply, or no reply within `operationTimeoutMs` (default 5000) throws `StoreUnavailableError`;
  *   an error reply no retry fixes (a script error, WRONGTYPE, NOPERM, READONLY) throws
@@ -276,7 +276,8 @@ export class RedisStore implements IdempotencyStore {
 
   /**
    * Subscribes to the record's channel (on the store's one shared subscriber connection), THEN
-   * reads the record, so a settlement between the two cannot be missed. Resolves `'settled'` on
+   * reads the record and marks it as waited on, in one script, so a settlement between the two
+   * cannot be missed (a settling script publishes only for a record so marked). Resolves `'settled'` on
    * a message or when a read finds the record settled or gone, `'lease_expired'` when a read
    * finds the lease past (a timer is set for the deadline, judged by the Redis clock), or
    * `'timeout'`. Reads are repeated (250 ms, doubling to 2 s) in case a message was lost.
@@ -294,7 +295,8 @@ export class RedisStore implements IdempotencyStore {
       subscriber: this.#subscriber,
       operationTimeoutMs: this.#operationTimeoutMs,
       waits: this.#waits,
-      read: () => this.#read('waitForSettle', ref),
+      // Marks an in-progress record as waited on (watch-1.lua): its settling script publishes.
+      read: () => this.#read('waitForSettle', ref, this.#commands.watch),
     };
     return waitForSettle(context, this.namesOf(ref).channel, options);
   }
@@ -315,9 +317,9 @@ export class RedisStore implements IdempotencyStore {
     await this.#subscriber.close();
   }
 
-  async #read(operation: string, ref: RecordRef): Promise<RecordRead> {
+  async #read(operation: string, ref: RecordRef, command = this.#commands.get): Promise<RecordRead> {
     const names = this.namesOf(ref);
-    const reply = await this.#exchange.run(operation, this.#client, () => this.#commands.get(names.key));
+    const reply = await this.#exchange.run(operation, this.#client, () => command(names.key));
     return this.#exchange.decode(operation, () => getResult(ref, reply));
   }
 }

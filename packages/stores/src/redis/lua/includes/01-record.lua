@@ -10,7 +10,7 @@
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
     tool, fingerprint, outcome, errorType, errorMessage,
     runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
-    resolve-1.lua)
+    resolve-1.lua), waited (true while an in-progress record has a waiter, see watch-1.lua)
   (absent values are MessagePack nil). The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
@@ -124,7 +124,7 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
-    resolution = cmsgpack.unpack(raw)
+    resolution, waited = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -138,11 +138,19 @@ local function readRecord(key)
     tool = tool, fingerprint = fingerprint,
     outcome = outcome, errorType = errorType, errorMessage = errorMessage,
     runId = runId, callId = callId, description = description,
-    claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution,
+    claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
     -- The state and time the index entry was made for (its member is computed only when it must
     -- move, so a read-only repeat pays nothing for the index).
     indexedState = state, indexedAtMs = updatedAtMs,
   }
+end
+
+-- The record as its one Redis string.
+local function packRecord(record)
+  return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution, record.waited)
 end
 
 -- Writes the record and sets its expiry (retention) in one command, then its index entries
@@ -150,11 +158,7 @@ end
 local function writeRecord(key, record, tenant)
   record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
-  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
-    record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
-    record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
-    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
-  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
+  redis.call('SET', key, packRecord(record), 'PXAT', record.expiresAtMs)
   indexRecord(key, record, tenant)
 end
 
@@ -178,7 +182,14 @@ local function recordReply(code, now, record)
   return reply
 end
 
--- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`.
-local function announceSettled(channel, state)
-  redis.call('PUBLISH', channel, state)
+-- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`, when one marked it
+-- `waited` (watch-1.lua: a waiter subscribes to the channel first, then marks the record in one
+-- script with its read, so either that read sees the record settled or this PUBLISH reaches it).
+-- No waiter, no PUBLISH: on a Cluster each message goes to every node. Called before the record
+-- is written back; the mark is dropped with it (no one waits on a settled record).
+local function announceSettled(channel, state, record)
+  if record.waited then
+    record.waited = nil
+    redis.call('PUBLISH', channel, state)
+  end
 end
