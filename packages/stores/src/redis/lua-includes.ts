@@ -62,6 +62,33 @@ export function identifiersOf(lua: string): Set<string> {
 }
 
 /**
+ * A line of a script body at column 0: the helpers only the code after it needs are defined
+ * there, not at the top, so a path that returns before it never creates their closures.
+ */
+const helpersBelow = /^--- @helpers-below\b.*$/m;
+
+/**
+ * `body` with the helpers it needs in place: those the code above a `--- @helpers-below` line
+ * needs (or all, without one) before it, the others at that line, each group in the order given.
+ * @throws Error when two definitions define the same name, or a body has two such lines.
+ */
+export function withHelpers(definitions: readonly LuaDefinition[], body: string): string {
+  const parts = body.split(new RegExp(helpersBelow.source, 'gm'));
+  if (parts.length > 2) throw new Error('a script has at most one --- @helpers-below line');
+  const [above, below] = parts as [string, string | undefined];
+  const top = helpersFor(definitions, above);
+  if (below === undefined) return [...top.map((definition) => definition.text), body].join('\n');
+  const lower = helpersFor(definitions, below).filter((definition) => !top.includes(definition));
+  const marker = helpersBelow.exec(body)![0];
+  return [
+    ...top.map((definition) => definition.text),
+    above + marker,
+    ...lower.map((definition) => definition.text),
+    below.replace(/^\n/, ''),
+  ].join('\n');
+}
+
+/**
  * The definitions `body` needs, directly or through each other, in their given order.
  * @throws Error when two definitions define the same name.
  */

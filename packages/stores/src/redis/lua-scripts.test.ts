@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { helpersFor, identifiersOf, parseDefinitions } from './lua-includes.js';
+import { helpersFor, identifiersOf, parseDefinitions, withHelpers } from './lua-includes.js';
 import {
   includeDefinitions,
   packageVersion,
@@ -29,8 +29,16 @@ describe('the Lua scripts, loaded from lua/*.lua', () => {
     expect(helperNames).toEqual(expect.arrayContaining(['readRecord', 'writeRecord', 'sweepIndex', 'nowMs']));
     for (const script of Object.values(scripts)) {
       const body = readFileSync(new URL(`${script.name}-${script.numberOfKeys}.lua`, luaDirectory), 'utf8');
-      expect(script.lua.endsWith(body)).toBe(true);
+      // The script is its file with helper definitions put in, nothing else.
+      let rest = script.lua;
+      for (const definition of includeDefinitions) rest = rest.replace(`${definition.text}\n`, '');
+      expect(rest).toBe(body);
       const used = identifiersOf(script.lua);
+      // Comments and strings blanked out, positions kept.
+      const code = script.lua.replace(
+        /--\[\[[\s\S]*?\]\]|--[^\n]*|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"/g,
+        (text) => text.replace(/[^\n]/g, ' '),
+      );
       for (const helper of helperNames) {
         const definitions = script.lua.match(new RegExp(`^local (?:function )?${helper}\\b`, 'gm')) ?? [];
         if (!used.has(helper)) {
@@ -39,8 +47,8 @@ describe('the Lua scripts, loaded from lua/*.lua', () => {
         }
         expect(definitions, `${script.name} defines ${helper}`).toHaveLength(1);
         // Lua locals are lexical: the definition comes before every use.
-        const defined = script.lua.search(new RegExp(`^local (?:function )?${helper}\\b`, 'm'));
-        const firstUse = script.lua.search(new RegExp(`(^|[^.:\\w])${helper}\\b(?!\\s*=[^=])`, 'm'));
+        const defined = code.search(new RegExp(`^local (?:function )?${helper}\\b`, 'm'));
+        const firstUse = code.search(new RegExp(`(^|[^.:\\w])${helper}\\b(?!\\s*=[^=])`, 'm'));
         expect(defined, `${script.name}: ${helper} defined before use`).toBeLessThanOrEqual(firstUse);
       }
       // Every header lists its keys, arguments and replies (bullmq style).
@@ -98,6 +106,43 @@ describe('the Lua scripts, loaded from lua/*.lua', () => {
     expect(() => helpersFor([...definitions, { names: ['two'], text: '', file: 'other.lua' }], '')).toThrow(
       /two is defined in test.lua and other.lua/,
     );
+    // Helpers only the code below `--- @helpers-below` uses are defined at that line.
+    expect(withHelpers(definitions, 'x = ONE\n--- @helpers-below: rest\nreturn two(b)')).toBe(
+      [
+        '-- one\nlocal ONE = 1',
+        'x = ONE\n--- @helpers-below: rest',
+        definitions[1]!.text,
+        'local a, b = 1, 2',
+        'return two(b)',
+      ].join('\n'),
+    );
+    expect(withHelpers(definitions, 'return a')).toBe('local a, b = 1, 2\nreturn a');
+    expect(() => withHelpers(definitions, '--- @helpers-below\n--- @helpers-below\n')).toThrow(/at most one/);
+  });
+
+  it('lets a repeat claim return before the write helpers are defined (issue 22)', () => {
+    const lua = scripts.claim.lua;
+    const marker = lua.indexOf('\n--- @helpers-below');
+    expect(marker).toBeGreaterThan(0);
+    const above = lua.slice(0, marker);
+    const definedAbove = [...above.matchAll(/^local (?:function )?([A-Za-z_]\w*)/gm)].map(
+      (match) => match[1],
+    );
+    for (const helper of ['readRecord', 'recordReply', 'checkDuration'])
+      expect(definedAbove).toContain(helper);
+    for (const helper of [
+      'writeRecord',
+      'indexRecord',
+      'sweepIndex',
+      'nowMs',
+      'settleRecord',
+      'extendLease',
+    ]) {
+      expect(definedAbove).not.toContain(helper);
+      expect(lua.indexOf(`local function ${helper}(`)).toBeGreaterThan(marker);
+    }
+    // Everything a settled record or a conflict is answered with is above it.
+    for (const code of [2, 4, 5, 6]) expect(above).toContain(`return recordReply(${code}, 0, record)`);
   });
 
   it('names the package version', () => {

@@ -9,7 +9,7 @@
  * and as `dist/redis/lua-scripts.js` (the build), so one relative path finds them from either.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { helpersFor, type LuaDefinition, parseDefinitions } from './lua-includes.js';
+import { type LuaDefinition, parseDefinitions, withHelpers } from './lua-includes.js';
 
 const packageRoot = new URL('../../', import.meta.url);
 const luaDirectory = new URL('src/redis/lua/', packageRoot);
@@ -57,8 +57,7 @@ function loadScript(file: string, includes: readonly LuaDefinition[]): RedisScri
   const match = /^([a-z][a-z-]*)-(\d+)\.lua$/.exec(file);
   if (!match) throw new Error(`${file}: Lua scripts are named <name>-<numberOfKeys>.lua`);
   const body = readFileSync(new URL(file, luaDirectory), 'utf8');
-  const helpers = helpersFor(includes, body).map((definition) => definition.text);
-  return { name: match[1]!, numberOfKeys: Number(match[2]), lua: [...helpers, body].join('\n') };
+  return { name: match[1]!, numberOfKeys: Number(match[2]), lua: withHelpers(includes, body) };
 }
 
 function loadScripts(): Readonly<Record<ScriptName, RedisScript>> {
