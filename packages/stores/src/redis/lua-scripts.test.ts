@@ -69,6 +69,8 @@ describe('the Lua scripts, loaded from lua/*.lua', () => {
     expect(defines('claim', 'sweepIndex')).toBe(true);
     expect(defines('forget', 'readRecord')).toBe(false);
     expect(defines('resolutions', 'nowMs')).toBe(true);
+    expect(defines('get', 'nowMs')).toBe(false); // get answers the record only: no TIME
+    expect(defines('watch', 'nowMs')).toBe(true);
     expect(scripts.resolutions.lua).not.toContain('local function readRecord(');
   });
 

@@ -44,7 +44,7 @@ import { forgetTenant } from './redis-forget.js';
 import { listRedis, type RedisListHost } from './redis-listing.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './redis-options.js';
 import { readResolutions } from './redis-resolutions.js';
-import { defineScriptCommands, type ScriptCommands } from './script-commands.js';
+import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-subscriber.js';
 import { waitForSettle } from './settle-wait.js';
 
@@ -219,7 +219,7 @@ export class RedisStore implements IdempotencyStore {
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
     checkRecordRef(ref);
-    return (await this.#read('get', ref)).record;
+    return (await this.#read('get', ref, this.#commands.get)).record;
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
@@ -317,7 +317,8 @@ export class RedisStore implements IdempotencyStore {
     await this.#subscriber.close();
   }
 
-  async #read(operation: string, ref: RecordRef, command = this.#commands.get): Promise<RecordRead> {
+  /** Reads the record through get-1.lua (its nowMs is 0: no clock) or watch-1.lua (the Redis clock). */
+  async #read(operation: string, ref: RecordRef, command: ScriptCommand): Promise<RecordRead> {
     const names = this.namesOf(ref);
     const reply = await this.#exchange.run(operation, this.#client, () => command(names.key));
     return this.#exchange.decode(operation, () => getResult(ref, reply));

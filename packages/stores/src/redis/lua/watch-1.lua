@@ -1,9 +1,10 @@
 --[[
-  Reads a record for a waiter (RedisStore.waitForSettle), which subscribed to the record's
-  channel before: as get-1.lua, and an in-progress record not yet marked is marked `waited`, so
-  the script that settles it PUBLISHes (announceSettled, includes/01-record.lua). The mark and
-  the read are one step: either this read sees the record settled, or the settling script sees
-  the mark. Only the mark is written (SET ... KEEPTTL): state, deadlines and index entries stay.
+  Reads a record with the Redis clock for a waiter (RedisStore.waitForSettle: it judges the lease
+  deadline by that clock), which subscribed to the record's channel before; an in-progress record
+  not yet marked is marked `waited`, so the script that settles it PUBLISHes (announceSettled,
+  includes/01-record.lua). The mark and the read are one step: either this read sees the record
+  settled, or the settling script sees the mark. Only the mark is written (SET ... KEEPTTL):
+  state, deadlines and index entries stay.
 
   Input:
     KEYS[1] record key
