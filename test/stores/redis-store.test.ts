@@ -8,6 +8,7 @@ import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { scripts } from '../../packages/stores/src/redis/lua-scripts.js';
+import { tenantNames } from '../../packages/stores/src/redis/record-names.js';
 import {
   connectRedis,
   countCommands,
@@ -363,6 +364,38 @@ describe('retention and forget', () => {
     expect(fresh).toMatchObject({ fence: 1, attempt: 1, takeover: false });
   });
 
+  it('sweeps the index entries of expired records on one new-record claim in 16, up to 64 (issue 22)', async () => {
+    const tenant = `sweep-${randomUUID()}`;
+    const sweeping = new RedisStore({ client, prefix });
+    extraStores.push(sweeping);
+    const { index, expiry } = tenantNames(prefix, tenant);
+    // Claimed first, then completed (complete never sweeps): no entry is due while they are written.
+    const refs = Array.from({ length: 100 }, () => newRef(tenant));
+    const claims = await Promise.all(refs.map((ref) => acquire(ref, {}, sweeping)));
+    await Promise.all(refs.map((ref, at) => sweeping.complete(ref, claims[at]!.holder, 'x', 100)));
+    expect(await client.zcard(index)).toBe(100);
+    expect(await client.zcard(expiry)).toBe(101); // and the tenant's name
+    await sleep(250); // the 100 records expire; their entries stay until a sweep
+    expect(await client.zcard(index)).toBe(100);
+    const changes: number[] = [];
+    let size = 100;
+    for (let count = 0; count < 16; count++) {
+      await acquire(newRef(tenant), {}, sweeping);
+      const next = await client.zcard(index);
+      changes.push(next - size);
+      size = next;
+    }
+    // Exactly one of 16 consecutive claims swept, 64 entries; the others only added their own.
+    expect(changes.filter((change) => change === 1)).toHaveLength(15);
+    expect(changes.filter((change) => change === 1 - 64)).toHaveLength(1);
+    expect(size).toBe(100 + 16 - 64);
+    expect(await client.zcard(expiry)).toBe(size + 1);
+    // The entries left behind are never listed: list reads each record.
+    const page = await sweeping.list({ tenant, states: ['in_progress', 'completed'], limit: 100 });
+    expect(page.records).toHaveLength(16);
+    expect(page.records.every((record) => record.state === 'in_progress')).toBe(true);
+  });
+
   it('forgets every record of one tenant across SCAN batches, and only that tenant', async () => {
     const tenant = `forget-${randomUUID()}`;
     const other = `${tenant}-other`;
@@ -595,6 +628,61 @@ describe('waitForSettle', () => {
     await sleep(30);
     await store.markIndeterminate(marked, b.holder, { type: 'E', message: 'm' }, 60_000);
     expect(await waitMarked).toBe('settled');
+  });
+
+  it('publishes a settlement only when a waiter marked the record (issue 22)', async () => {
+    type Holder = { fence: number; owner: string };
+    const settlements: [string, (ref: RecordRef, holder: Holder) => Promise<unknown>][] = [
+      ['completed', (ref, holder) => store.complete(ref, holder, 'ok', 60_000)],
+      ['released', (ref, holder) => store.release(ref, holder)],
+      [
+        'indeterminate',
+        (ref, holder) => store.markIndeterminate(ref, holder, { type: 'E', message: 'm' }, 60_000),
+      ],
+    ];
+    const listener = await newClient();
+    const heard: string[] = [];
+    listener.on('message', (_channel: string, message: string) => heard.push(message));
+    const claimListened = async (ref: RecordRef, leaseMs = 10_000) => {
+      const claimed = await acquire(ref, { leaseMs, mode: 'at-most-once' });
+      await listener.subscribe(store.namesOf(ref).channel);
+      return claimed.holder;
+    };
+    // No waiter: nothing is published.
+    for (const [, settle] of settlements) {
+      const ref = newRef();
+      await settle(ref, await claimListened(ref));
+    }
+    await sleep(50);
+    expect(heard).toEqual([]);
+    // A waiter marks the record; the mark changes neither its fields nor its expiry.
+    const markedBy = async (ref: RecordRef) => {
+      const before = await store.get(ref);
+      const pttl = await client.pttl(store.namesOf(ref).key);
+      const waiting = store.waitForSettle(ref, { timeoutMs: 10_000 });
+      await sleep(30);
+      expect(await store.get(ref)).toEqual(before);
+      const kept = await client.pttl(store.namesOf(ref).key);
+      expect(kept).toBeGreaterThan(pttl - 100);
+      expect(kept).toBeLessThanOrEqual(pttl);
+      return { waiting };
+    };
+    for (const [state, settle] of settlements) {
+      const ref = newRef();
+      const holder = await claimListened(ref);
+      const { waiting } = await markedBy(ref);
+      await settle(ref, holder);
+      expect(await waiting).toBe('settled');
+      await sleep(20);
+      expect(heard.at(-1)).toBe(state);
+    }
+    // ... and a claim that finds the lease expired and marks the record indeterminate.
+    const expired = newRef();
+    await claimListened(expired, 200);
+    expect(await (await markedBy(expired)).waiting).toBe('lease_expired');
+    expect((await store.claim(expired, claimOptions({ mode: 'at-most-once' }))).status).toBe('indeterminate');
+    await sleep(50);
+    expect(heard).toEqual(['completed', 'released', 'indeterminate', 'indeterminate']);
   });
 
   it('wakes at the lease deadline with lease_expired', async () => {

@@ -1,13 +1,15 @@
 /**
  * The Redis store's Lua scripts, read from the package when this module loads (nothing is
- * generated or copied): `lua/<name>-<numberOfKeys>.lua`, each preceded by every
- * `lua/includes/*.lua` in name order (the helpers the scripts share, written once).
+ * generated or copied): `lua/<name>-<numberOfKeys>.lua`, each preceded by the helpers of
+ * `lua/includes/*.lua` it uses (written once there; lua-includes.ts picks them, in the order of
+ * the files by name, then of the definitions in each file).
  *
  * The files ship in the package's `src/` (package.json `files`). This module sits two folders
  * below the package root both as `src/redis/lua-scripts.ts` (the `@toolfence/source` condition)
  * and as `dist/redis/lua-scripts.js` (the build), so one relative path finds them from either.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { type LuaDefinition, parseDefinitions, withHelpers } from './lua-includes.js';
 
 const packageRoot = new URL('../../', import.meta.url);
 const luaDirectory = new URL('src/redis/lua/', packageRoot);
@@ -18,7 +20,7 @@ export interface RedisScript {
   /** File name without `-<numberOfKeys>.lua`. */
   readonly name: string;
   readonly numberOfKeys: number;
-  /** The includes, then the script. */
+  /** The helpers it uses, then the script. */
   readonly lua: string;
 }
 
@@ -31,6 +33,7 @@ const scriptFiles = {
   markIndeterminate: 'mark-indeterminate-1.lua',
   resolve: 'resolve-1.lua',
   get: 'get-1.lua',
+  watch: 'watch-1.lua',
   list: 'list-2.lua',
   resolutions: 'resolutions-1.lua',
   forget: 'forget-2.lua',
@@ -44,23 +47,21 @@ export const packageVersion: string = (
   JSON.parse(readFileSync(new URL('package.json', packageRoot), 'utf8')) as { version: string }
 ).version;
 
-function readIncludes(): string {
-  return readdirSync(includesDirectory)
-    .filter((file) => file.endsWith('.lua'))
-    .sort()
-    .map((file) => readFileSync(new URL(file, includesDirectory), 'utf8'))
-    .join('\n');
-}
+/** Every definition of every include file, files in name order. */
+export const includeDefinitions: readonly LuaDefinition[] = readdirSync(includesDirectory)
+  .filter((file) => file.endsWith('.lua'))
+  .sort()
+  .flatMap((file) => parseDefinitions(readFileSync(new URL(file, includesDirectory), 'utf8'), file));
 
-function loadScript(file: string, includes: string): RedisScript {
+function loadScript(file: string, includes: readonly LuaDefinition[]): RedisScript {
   const match = /^([a-z][a-z-]*)-(\d+)\.lua$/.exec(file);
   if (!match) throw new Error(`${file}: Lua scripts are named <name>-<numberOfKeys>.lua`);
   const body = readFileSync(new URL(file, luaDirectory), 'utf8');
-  return { name: match[1]!, numberOfKeys: Number(match[2]), lua: `${includes}\n${body}` };
+  return { name: match[1]!, numberOfKeys: Number(match[2]), lua: withHelpers(includes, body) };
 }
 
 function loadScripts(): Readonly<Record<ScriptName, RedisScript>> {
-  const includes = readIncludes();
+  const includes = includeDefinitions;
   const loaded = {} as Record<ScriptName, RedisScript>;
   for (const [name, file] of Object.entries(scriptFiles) as [ScriptName, string][]) {
     loaded[name] = loadScript(file, includes);
@@ -68,7 +69,7 @@ function loadScripts(): Readonly<Record<ScriptName, RedisScript>> {
   return loaded;
 }
 
-/** Every script, includes in place. */
+/** Every script, with the helpers it uses in place. */
 export const scripts: Readonly<Record<ScriptName, RedisScript>> = loadScripts();
 
 /** The names of the `.lua` files this module loads (a test checks none under `lua/` is left out). */

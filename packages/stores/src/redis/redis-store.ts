@@ -44,11 +44,19 @@ import { forgetTenant } from './redis-forget.js';
 import { listRedis, type RedisListHost } from './redis-listing.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './redis-options.js';
 import { readResolutions } from './redis-resolutions.js';
-import { defineScriptCommands, type ScriptCommands } from './script-commands.js';
+import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-subscriber.js';
 import { waitForSettle } from './settle-wait.js';
 
 export type { RedisStoreOptions } from './redis-options.js';
+
+/**
+ * The expired-entry sweep of a tenant's expiry index runs on one claim in SWEEP_EVERY (counted per
+ * store) and drops up to SWEEP_BUDGET entries, when that claim makes a new record: 4 entries per
+ * claim on average, as many as claims create, off the path of the other 15 (claim-1.lua, issue 22).
+ */
+const SWEEP_EVERY = 16;
+const SWEEP_BUDGET = 64;
 
 /**
  * An {@link IdempotencyStore} on Redis (>= 6.2) or Redis Cluster, over ioredis.
@@ -60,9 +68,9 @@ export type { RedisStoreOptions } from './redis-options.js';
  *   slot. Retention is the key's expiry (`PXAT`).
  * - A claim answers with the record in the same round trip: a first call costs two round
  *   trips (claim, complete), a repeat or a takeover one.
- * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record, through one
- *   subscriber connection per store (a `duplicate()` of the client, opened on first use), and
- *   re-reads the record as a fallback.
+ * - `waitForSettle` is woken by a `PUBLISH` from the script that settles the record (sent only
+ *   when a waiter marked the record), through one subscriber connection per store (a
+ *   `duplicate()` of the client, opened on first use), and re-reads the record as a fallback.
  * - Input is checked first (`StoreInputError`, nothing sent). A connection failure, a "not now"
  *   reply, or no reply within `operationTimeoutMs` (default 5000) throws `StoreUnavailableError`;
  *   an error reply no retry fixes (a script error, WRONGTYPE, NOPERM, READONLY) throws
@@ -92,6 +100,8 @@ export class RedisStore implements IdempotencyStore {
   readonly #subscriber: SettleSubscriber;
   /** Pending waits, failed when the store closes. */
   readonly #waits = new Set<(error: Error) => void>();
+  /** Claims sent, from a random start: one in SWEEP_EVERY asks for the index sweep. */
+  #claimsSent = Math.floor(Math.random() * SWEEP_EVERY);
 
   /**
    * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
@@ -147,6 +157,7 @@ export class RedisStore implements IdempotencyStore {
         options.runId ?? '',
         options.callId ?? '',
         options.description ?? '',
+        this.#claimsSent++ % SWEEP_EVERY === 0 ? SWEEP_BUDGET : 0,
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply));
@@ -208,7 +219,7 @@ export class RedisStore implements IdempotencyStore {
 
   async get(ref: RecordRef): Promise<IdempotencyRecord | null> {
     checkRecordRef(ref);
-    return (await this.#read('get', ref)).record;
+    return (await this.#read('get', ref, this.#commands.get)).record;
   }
 
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
@@ -265,7 +276,8 @@ export class RedisStore implements IdempotencyStore {
 
   /**
    * Subscribes to the record's channel (on the store's one shared subscriber connection), THEN
-   * reads the record, so a settlement between the two cannot be missed. Resolves `'settled'` on
+   * reads the record and marks it as waited on, in one script, so a settlement between the two
+   * cannot be missed (a settling script publishes only for a record so marked). Resolves `'settled'` on
    * a message or when a read finds the record settled or gone, `'lease_expired'` when a read
    * finds the lease past (a timer is set for the deadline, judged by the Redis clock), or
    * `'timeout'`. Reads are repeated (250 ms, doubling to 2 s) in case a message was lost.
@@ -283,7 +295,8 @@ export class RedisStore implements IdempotencyStore {
       subscriber: this.#subscriber,
       operationTimeoutMs: this.#operationTimeoutMs,
       waits: this.#waits,
-      read: () => this.#read('waitForSettle', ref),
+      // Marks an in-progress record as waited on (watch-1.lua): its settling script publishes.
+      read: () => this.#read('waitForSettle', ref, this.#commands.watch),
     };
     return waitForSettle(context, this.namesOf(ref).channel, options);
   }
@@ -304,9 +317,10 @@ export class RedisStore implements IdempotencyStore {
     await this.#subscriber.close();
   }
 
-  async #read(operation: string, ref: RecordRef): Promise<RecordRead> {
+  /** Reads the record through get-1.lua (its nowMs is 0: no clock) or watch-1.lua (the Redis clock). */
+  async #read(operation: string, ref: RecordRef, command: ScriptCommand): Promise<RecordRead> {
     const names = this.namesOf(ref);
-    const reply = await this.#exchange.run(operation, this.#client, () => this.#commands.get(names.key));
+    const reply = await this.#exchange.run(operation, this.#client, () => command(names.key));
     return this.#exchange.decode(operation, () => getResult(ref, reply));
   }
 }

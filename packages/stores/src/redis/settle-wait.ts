@@ -19,7 +19,7 @@ export interface SettleWaitContext {
   readonly operationTimeoutMs: number;
   /** Pending waits, failed when the store closes. */
   readonly waits: Set<(error: Error) => void>;
-  /** Reads the waited record with the Redis clock. */
+  /** Reads the waited record with the Redis clock, marking it as waited on (watch-1.lua). */
   readonly read: () => Promise<RecordRead>;
 }
 

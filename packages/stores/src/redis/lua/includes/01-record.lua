@@ -1,12 +1,16 @@
 --[[
-  Shared helpers: the store's loader (../lua-scripts.ts) puts every includes/*.lua, in name
-  order, before each script, so a helper may use the helpers of the files before it.
+  Shared helpers: the store's loader (../lua-scripts.ts, ../lua-includes.ts) puts before each
+  script the top-level definitions of includes/*.lua it uses, directly or through another helper,
+  in file-name order and then in the order of each file, so a helper may use the helpers defined
+  before it (in its file or the files before it). Every definition starts at column 0 with
+  `local function <name>` or `local <name> =`, its comment lines right above it; a script pays per
+  call only for the helpers it carries.
 
   A record is ONE Redis string holding a MessagePack sequence, in this order:
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
     tool, fingerprint, outcome, errorType, errorMessage,
     runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
-    resolve-1.lua)
+    resolve-1.lua), waited (true while an in-progress record has a waiter, see watch-1.lua)
   (absent values are MessagePack nil). The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
@@ -81,8 +85,10 @@ local function indexedMember(key, record)
 end
 
 -- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
--- the expiry index's deadline with the record's.
-local function indexRecord(key, record)
+-- the expiry index's deadline with the record's. `tenant` (a new record's claim) also names the
+-- tenant in its expiry index (`t|<tenant>`, score +inf, for listings of every tenant), in the
+-- same ZADD: re-adding it with the same score changes nothing.
+local function indexRecord(key, record, tenant)
   local member = indexMemberOf(key, record.state, record.updatedAtMs)
   local previous = indexedMember(key, record)
   local indexKey, expiryKey = indexNames(key)
@@ -92,7 +98,11 @@ local function indexRecord(key, record)
   end
   if member ~= nil then
     if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
-    redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+    if tenant ~= nil then
+      redis.call('ZADD', expiryKey, record.expiresAtMs, member, 'inf', 't|' .. tenant)
+    else
+      redis.call('ZADD', expiryKey, record.expiresAtMs, member)
+    end
   end
   record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end
@@ -114,7 +124,7 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
-    resolution = cmsgpack.unpack(raw)
+    resolution, waited = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -128,23 +138,28 @@ local function readRecord(key)
     tool = tool, fingerprint = fingerprint,
     outcome = outcome, errorType = errorType, errorMessage = errorMessage,
     runId = runId, callId = callId, description = description,
-    claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution,
+    claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
     -- The state and time the index entry was made for (its member is computed only when it must
     -- move, so a read-only repeat pays nothing for the index).
     indexedState = state, indexedAtMs = updatedAtMs,
   }
 end
 
--- Writes the record and sets its expiry (retention) in one command.
-local function writeRecord(key, record)
-  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
-  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
-  local packed = cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+-- The record as its one Redis string.
+local function packRecord(record)
+  return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
-    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution)
-  redis.call('SET', key, packed, 'PXAT', record.expiresAtMs)
-  indexRecord(key, record)
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution, record.waited)
+end
+
+-- Writes the record and sets its expiry (retention) in one command, then its index entries
+-- (`tenant`: see indexRecord).
+local function writeRecord(key, record, tenant)
+  record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
+  record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
+  redis.call('SET', key, packRecord(record), 'PXAT', record.expiresAtMs)
+  indexRecord(key, record, tenant)
 end
 
 -- Reply carrying a whole record: { code, nowMs, state, fence, attempt, owner, leaseExpiresAtMs,
@@ -167,7 +182,14 @@ local function recordReply(code, now, record)
   return reply
 end
 
--- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`.
-local function announceSettled(channel, state)
-  redis.call('PUBLISH', channel, state)
+-- Tells waiters (RedisStore.waitForSettle) that the record left `in_progress`, when one marked it
+-- `waited` (watch-1.lua: a waiter subscribes to the channel first, then marks the record in one
+-- script with its read, so either that read sees the record settled or this PUBLISH reaches it).
+-- No waiter, no PUBLISH: on a Cluster each message goes to every node. Called before the record
+-- is written back; the mark is dropped with it (no one waits on a settled record).
+local function announceSettled(channel, state, record)
+  if record.waited then
+    record.waited = nil
+    redis.call('PUBLISH', channel, state)
+  end
 end

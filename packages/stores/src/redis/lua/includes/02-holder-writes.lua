@@ -36,14 +36,14 @@ local function extendLease(key, record, leaseExpiresAtMs)
 end
 
 -- Leaves `in_progress` for `state`: retention restarts at `now` (also the record's updatedAtMs,
--- which moves its index entry), the record is written back and the waiters are told.
+-- which moves its index entry), the waiters are told and the record is written back.
 local function settleRecord(key, record, state, now, retentionMs, channel)
   record.state = state
   record.retentionMs = retentionMs
   record.expiresAtMs = now + retentionMs
   record.updatedAtMs = now
+  announceSettled(channel, state, record)
   writeRecord(key, record)
-  announceSettled(channel, state)
 end
 
 -- Settles the record as completed with `outcome` (any error it carried is dropped).
@@ -58,5 +58,5 @@ end
 local function deleteRecord(key, record, channel)
   redis.call('DEL', key)
   unindexRecord(key, record)
-  announceSettled(channel, 'released')
+  announceSettled(channel, 'released', record)
 end
