@@ -57,6 +57,7 @@ bad-claim-read-then-write-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DB
 bad-fence-only|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-fence-only-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-effectful-takeover|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_EFFECTFUL_TAKEOVER
+bad-resolve-unconditional|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RESOLVE_UNCONDITIONAL
 bad-lease-never-expires|fail|liveness|quick|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1 -DBAD_LEASE_NEVER_EXPIRES
 finding-memstore-renew|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMEMSTORE_RENEW
 finding-memstore-renew-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMEMSTORE_RENEW

@@ -43,6 +43,8 @@
  *   BAD_FENCE_ONLY             holder check on the fence alone (no owner)
  *   BAD_EFFECTFUL_TAKEOVER     at-most-once takes over an expired lease like at-least-once
  *   BAD_LEASE_NEVER_EXPIRES    leases never run out (liveness must fail)
+ *   BAD_RESOLVE_UNCONDITIONAL  the operator's resolve settles whatever record is there, not only
+ *                              the one the operator read (no `expect`)
  *   BAD_RECLAIM_AFTER_BODY     the guard before G1 (claimLoop then): a superseded attempt
  *                              claims again as if new and, if acquired, runs the body again; and
  *                              complete -> not_found answers the own value (EFFECTFUL, lease kept)
@@ -130,6 +132,8 @@ byte late_k[N];    /* LATE_RECORD: recordLate; LATE_KEEP: settleAfterTimeout */
 #define LATE_KEEP   2
 byte crashes;
 byte resolves;
+byte op_o;         /* the holder (owner, fence) of the record the operator read and is deciding */
+byte op_f;         /* about (0: none): its resolve carries it as `expect` */
 byte lost_replies;
 byte losses;
 byte late_replies;
@@ -228,6 +232,15 @@ inline enter_body() {
 inline holder_write(o) {
   printf("MSC: the store writes for owner %d (latest holder of this life: %d)\n", o, g_owner);
   assert(o == g_owner)
+}
+
+/* An operator's resolution is applied only to the attempt the operator read: its "it happened,
+ * outcome X" / "it did not happen" is about that call. Applied to another attempt (a later life of
+ * the key, fence 1 again, another owner), it records the old call's outcome as the new call's, or
+ * frees a key whose new call may have run (the window restarts on a false "did not happen"). */
+inline operator_write() {
+  printf("MSC: the store applies the operator's resolution to owner %d (the operator read owner %d)\n", rowner, op_o);
+  assert(rowner == op_o && rfence == op_f)
 }
 
 /* An outcome is recorded in the current life: at most one per life. */
@@ -752,9 +765,24 @@ end_env:
        printf("MSC: the store loses the record (state %d, owner %d, lease live %d)\n", rstate, rowner, lease_live);
        delete_record(); lose_window() }                               /* that loses it, retention cut short */
 #ifndef NO_RESOLVE
-  :: atomic { (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE ->   /* MemoryStore.resolve (:216-235) */
+  /* An operator reads the record (get/list: inspect, the console's page) and decides later, on
+   * what it read; it may read again at any time (the console reloaded, inspect rerun). */
+  :: atomic { (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE &&
+              !(op_o == rowner && op_f == rfence) ->
+       op_o = rowner; op_f = rfence;
+       printf("MSC: an operator reads the record of owner %d (fence %d)\n", op_o, op_f) }
+  /* ... then resolves it with `expect` = what it read: decideResolve (memory-record-decisions.ts)
+   * settles only a record with that holder; another one is `changed`, nothing written. */
+#ifdef BAD_RESOLVE_UNCONDITIONAL
+  :: atomic { op_o != 0 && (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE ->
+#else
+  :: atomic { op_o != 0 && (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE &&
+              rowner == op_o && rfence == op_f ->
+#endif
        resolves++;
-       printf("MSC: an operator resolves the record\n");
+       printf("MSC: the operator resolves the record it read (owner %d, fence %d)\n", op_o, op_f);
+       operator_write();
+       op_o = 0; op_f = 0;
        if
        :: rstate = COMPLETED; record_outcome(OPERATOR)                 /* { outcome } */
        :: delete_record(); end_window()                                /* { released: true } */

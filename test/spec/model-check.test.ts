@@ -31,6 +31,7 @@ const CAUGHT = [
   'bad-fence-only',
   'bad-fence-only-idempotent',
   'bad-effectful-takeover',
+  'bad-resolve-unconditional',
   'bad-lease-never-expires',
   'finding-memstore-renew',
   'finding-memstore-renew-idempotent',

@@ -108,6 +108,8 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--by <name>', 'who decides (default: TOOLFENCE_OPERATOR, else your login)')
     .option('--reason <text>', 'why, in your words')
     .option('--retention <duration>', 'how long the outcome is kept (default 1d)')
+    .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
+    .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
     .action((key: string, flags: SettleFlags) =>
       run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))(),
     );
@@ -117,6 +119,8 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .argument('<key>', 'the idempotency key')
     .option('--by <name>', 'who decides (default: TOOLFENCE_OPERATOR, else your login)')
     .option('--reason <text>', 'why, in your words')
+    .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
+    .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
     .action((key: string, flags: SettleFlags) =>
       run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))(),
     );

@@ -77,6 +77,7 @@ export function inspectLines(
       `state     ${record.state}`,
       `tool      ${record.tool}`,
       `attempt   ${record.attempt} (fence ${record.fence})`,
+      `holder    --fence ${record.fence} --owner ${record.owner}`,
       `run       ${record.runId ?? '-'}`,
       `call      ${record.callId ?? '-'}`,
       `describe  ${record.description ?? '-'}`,

@@ -1,7 +1,7 @@
 // `toolfence inspect`, `resolve`, `release` and `forget`: one record, or one tenant.
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
-import type { Guard, IdempotencyStore, ResolveResult } from '@toolfence/core';
+import type { Guard, Holder, IdempotencyStore, ResolveResult } from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { parseDuration } from './durations.js';
 import { CliError, ExitCode } from './exit-codes.js';
@@ -22,6 +22,25 @@ export interface SettleFlags {
   readonly by?: string;
   readonly reason?: string;
   readonly retention?: string;
+  /** The holder `inspect` showed (`--fence N --owner ID`): settle only that record. */
+  readonly fence?: string;
+  readonly owner?: string;
+}
+
+/** `--fence N --owner ID`, both or neither. @throws CliError (usage) */
+export function expectedHolderOf(flags: SettleFlags): Holder | undefined {
+  if (flags.fence === undefined && flags.owner === undefined) return undefined;
+  if (flags.fence === undefined || flags.owner === undefined) {
+    throw new CliError('--fence and --owner go together (both from `toolfence inspect`)', ExitCode.usage);
+  }
+  const fence = /^[1-9][0-9]{0,15}$/.test(flags.fence) ? Number(flags.fence) : Number.NaN;
+  if (!Number.isSafeInteger(fence)) {
+    throw new CliError(
+      `--fence must be a whole number >= 1, got ${JSON.stringify(flags.fence)}`,
+      ExitCode.usage,
+    );
+  }
+  return { fence, owner: flags.owner };
 }
 
 /** Who resolves: `--by`, else TOOLFENCE_OPERATOR, else the login name. */
@@ -56,9 +75,11 @@ export async function settleCommand(
   } else {
     resolution = { released: true };
   }
+  const expect = expectedHolderOf(flags);
   const by = operatorOf(flags, env);
   const result: ResolveResult = await guard.resolve(key, resolution, {
     tenant: context.tenant,
+    ...(expect === undefined ? {} : { expect }),
     ...(by === undefined ? {} : { by }),
     ...(flags.reason === undefined ? {} : { reason: flags.reason }),
     ...(flags.retention === undefined ? {} : { retentionMs: parseDuration('--retention', flags.retention) }),
@@ -75,6 +96,13 @@ export async function settleCommand(
   } else if (result.status === 'not_found') {
     context.output.err(
       `${key}: no record in tenant ${JSON.stringify(context.tenant)} (released, forgotten or past retention?)`,
+    );
+  } else if (result.status === 'changed') {
+    const now = result.record;
+    const since = expect === undefined ? 'since it was read' : 'since you inspected it';
+    context.output.err(
+      `${key}: the record changed ${since}, nothing was settled: it is now ${now.state}, attempt ${now.attempt} (--fence ${now.fence} --owner ${now.owner})` +
+        `${expect === undefined ? '' : `, not --fence ${expect.fence} --owner ${expect.owner}`}; inspect it again before deciding`,
     );
   } else {
     context.output.err(

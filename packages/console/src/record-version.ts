@@ -2,6 +2,8 @@
 // since the operator looked at it (another operator settled it, the holder stated its outcome
 // late, the key was released and a new life of it stopped again). The owner tells two lives of a
 // key apart (a new life starts again at fence 1), the fence and attempt the attempts of one life.
+// This check is a read before the write, for the friendly message; what decides is the store:
+// /resolve passes the form's fence and owner as `resolution.expect` (routes/action-route.ts).
 import { createHash } from 'node:crypto';
 import type { IdempotencyRecord } from '@toolfence/core';
 

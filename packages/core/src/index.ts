@@ -79,6 +79,7 @@ export type {
   RenewResult,
   Resolution,
   ResolutionAudit,
+  ResolutionCondition,
   ResolutionEntry,
   ResolveResult,
   TakeoverMode,
@@ -108,6 +109,7 @@ export {
   checkRecordRef,
   checkResolution,
   checkResolutionAudit,
+  checkResolutionCondition,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
@@ -122,6 +124,7 @@ export {
   MAX_RETENTION_MS,
   MAX_TIMER_MS,
   OPERATOR_STATES,
+  resolutionApplies,
 } from './store/store-input.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';

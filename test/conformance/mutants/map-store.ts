@@ -15,6 +15,7 @@ import {
   checkRecordedError,
   checkRecordRef,
   checkResolutionAudit,
+  checkResolutionCondition,
   checkRetentionMs,
   compareListPositions,
   decodeListCursor,
@@ -56,6 +57,8 @@ export type Bug =
   | 'renew-unchecked'
   | 'release-unchecked'
   | 'resolve-in-progress'
+  | 'resolve-expect-fence-only'
+  | 'resolve-ignores-expect'
   | 'retention-from-claim'
   | 'retention-in-seconds'
   | 'renew-keeps-retention'
@@ -407,6 +410,14 @@ export class MapStore implements IdempotencyStore {
     return row === undefined ? null : view(row);
   }
 
+  /** Whether `row` has the holder the resolution expects (any, without `expect`). */
+  #expected(row: Row, resolution: Resolution): boolean {
+    const { expect } = resolution;
+    if (expect === undefined || this.#has('resolve-ignores-expect')) return true;
+    if (this.#has('resolve-expect-fence-only')) return row.fence === expect.fence;
+    return row.fence === expect.fence && row.owner === expect.owner;
+  }
+
   async resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult> {
     this.#check(() => {
       checkRecordRef(ref);
@@ -414,10 +425,12 @@ export class MapStore implements IdempotencyStore {
     });
     if ('outcome' in resolution) this.#checkOutcome(resolution.outcome);
     this.#check(() => checkResolutionAudit(resolution));
+    this.#check(() => checkResolutionCondition(resolution));
     this.#open('resolve');
     const id = idOf(ref);
     let row = this.#live(id, this.#clock());
     if (row === undefined) return { status: 'not_found' };
+    if (!this.#expected(row, resolution)) return { status: 'changed', record: view(row) };
     if (row.state !== 'indeterminate' && row.state !== 'abandoned' && !this.#has('resolve-in-progress')) {
       return { status: 'not_resolvable', record: view(row) };
     }

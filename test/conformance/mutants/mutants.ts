@@ -83,6 +83,16 @@ export const mutants: readonly Mutant[] = [
     caughtBy: 'markIndeterminate keeps the claim',
   },
   {
+    bug: 'resolve-expect-fence-only',
+    description: "resolve's expected holder is compared by fence only (a new life starts at fence 1 again)",
+    caughtBy: 'resolve with the holder of an earlier life',
+  },
+  {
+    bug: 'resolve-ignores-expect',
+    description: 'resolve ignores the expected holder and settles whatever record is under the key',
+    caughtBy: 'resolve with a superseded fence',
+  },
+  {
     bug: 'retention-from-claim',
     description: 'a settled record expires retentionMs after the claim, not after the settle',
     caughtBy: 'S3: a settled record',

@@ -60,6 +60,8 @@ ${consequence(view)}
 <input type="hidden" name="tenant" value="${record.tenant}">
 <input type="hidden" name="key" value="${record.key}">
 <input type="hidden" name="version" value="${form.version}">
+<input type="hidden" name="fence" value="${form.holder.fence}">
+<input type="hidden" name="owner" value="${form.holder.owner}">
 <input type="hidden" name="action" value="${view.action}">
 <input type="hidden" name="reason" value="${view.reason}">
 ${view.action === 'complete' ? html`<input type="hidden" name="outcome" value="${view.outcome ?? ''}">` : ''}

@@ -1,6 +1,6 @@
 // A record's detail: what the call was (never its arguments), why it stopped, what an operator
 // may do with it, and who settled it before.
-import type { IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
+import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
 import { formatTime, stateLabel } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import { type PageFrame, page } from './layout.js';
@@ -11,6 +11,11 @@ export interface FormContext {
   readonly token: string;
   /** The record's version when the page was shown (actions.ts): an action on a changed record is refused. */
   readonly version: string;
+  /**
+   * The record's holder when the page was shown: the store resolves only a record that still has
+   * it, in its own atomic step (`resolution.expect`), whatever happened after the version check.
+   */
+  readonly holder: Holder;
 }
 
 /** What the operator had typed, shown again with the reason it was refused. */
@@ -66,6 +71,8 @@ function hidden(view: RecordView, form: FormContext, action: 'complete' | 'relea
 <input type="hidden" name="tenant" value="${view.tenant}">
 <input type="hidden" name="key" value="${view.key}">
 <input type="hidden" name="version" value="${form.version}">
+<input type="hidden" name="fence" value="${form.holder.fence}">
+<input type="hidden" name="owner" value="${form.holder.owner}">
 <input type="hidden" name="action" value="${action}">`;
 }
 

@@ -4,6 +4,7 @@
 // shows what will happen; /resolve does it through the guard (so `tool.resolved` is emitted),
 // with `by` = the operator's id.
 import {
+  type Holder,
   type IdempotencyRecord,
   isWellFormedText,
   MAX_REASON_LENGTH,
@@ -27,8 +28,17 @@ interface ActionRequest {
   readonly ref: RecordRef;
   readonly action: Action;
   readonly version: string;
+  /** The holder the form was shown for (its `fence` and `owner` fields), when both are well-formed. */
+  readonly expect: Holder | undefined;
   readonly reason: string;
   readonly outcome: string;
+}
+
+/** The holder posted with a form, or undefined when a field is missing or malformed. */
+function postedHolder(fence: string | null, owner: string | null): Holder | undefined {
+  if (fence === null || owner === null || owner === '' || !/^[1-9][0-9]{0,15}$/.test(fence)) return undefined;
+  const value = Number(fence);
+  return Number.isSafeInteger(value) ? { fence: value, owner } : undefined;
 }
 
 /** The checked fields of a posted action form. @throws ConsoleRefusal, FormError */
@@ -52,6 +62,7 @@ async function actionRequestOf(context: RouteContext): Promise<ActionRequest> {
     ref,
     action,
     version: form.get('version') ?? '',
+    expect: postedHolder(form.get('fence'), form.get('owner')),
     reason: (form.get('reason') ?? '').trim(),
     outcome: form.get('outcome') ?? '',
   };
@@ -95,16 +106,24 @@ async function unchangedRecord(
   }
   if (
     recordVersion(record) !== action.version ||
+    action.expect === undefined ||
+    record.fence !== action.expect.fence ||
+    record.owner !== action.expect.owner ||
     (record.state !== 'indeterminate' && record.state !== 'abandoned')
   ) {
-    const problem =
-      'The record changed since you opened it (another operator, or the call itself, settled it): review it again.';
-    await showRecord(context, action.ref, 409, {
-      again: { action: action.action, outcome: action.outcome, reason: action.reason, problem },
-    });
+    await showChanged(context, action);
     return undefined;
   }
   return record;
+}
+
+/** The record page again (409): the record changed since the operator opened it. */
+async function showChanged(context: RouteContext, action: ActionRequest): Promise<void> {
+  const problem =
+    'The record changed since you opened it (another operator, or the call itself, settled it, or the key was released and ran again): nothing was changed. Review it again.';
+  await showRecord(context, action.ref, 409, {
+    again: { action: action.action, outcome: action.outcome, reason: action.reason, problem },
+  });
 }
 
 /** Checks reason and outcome; shows the record page again (400) with the problem when one is wrong. */
@@ -141,7 +160,7 @@ export async function confirmRoute(context: RouteContext): Promise<void> {
       outcome: input.json,
       reason: action.reason,
       operatorId: context.operator.id,
-      form: { token, version: action.version },
+      form: { token, version: action.version, holder: { fence: record.fence, owner: record.owner } },
     }),
   );
 }
@@ -152,7 +171,13 @@ export async function resolveRoute(context: RouteContext): Promise<void> {
   if ((await unchangedRecord(context, action)) === undefined) return;
   const input = await checkedInput(context, action);
   if (input === undefined) return;
-  const audit = { tenant: action.ref.tenant, by: context.operator.id, reason: action.reason };
+  // The store settles only the record the form was shown for (checked in its atomic step).
+  const audit = {
+    tenant: action.ref.tenant,
+    by: context.operator.id,
+    reason: action.reason,
+    ...(action.expect === undefined ? {} : { expect: action.expect }),
+  };
   let result: Awaited<ReturnType<typeof context.options.guard.resolve>>;
   try {
     result = await context.options.guard.resolve(
@@ -169,6 +194,17 @@ export async function resolveRoute(context: RouteContext): Promise<void> {
       return;
     }
     throw error;
+  }
+  if (result.status === 'changed') {
+    // Re-lived between the version check and the store's step: the store refused, nothing written.
+    if (result.record.state === 'indeterminate' || result.record.state === 'abandoned') {
+      return showChanged(context, action);
+    }
+    throw new ConsoleRefusal(
+      409,
+      'The record changed',
+      `The record changed since you opened it (it is now ${result.record.state}, another attempt or another run of the call): nothing was changed.`,
+    );
   }
   if (result.status !== 'resolved') {
     throw new ConsoleRefusal(

@@ -40,6 +40,7 @@ export async function showRecord(
       : {
           token: issueFormToken(context.csrf, context.request, context.response, context.operator.id),
           version: recordVersion(record),
+          holder: { fence: record.fence, owner: record.owner },
         };
   sendHtml(
     context.response,

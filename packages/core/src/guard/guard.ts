@@ -234,9 +234,15 @@ export class Guard {
    * touched. `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
    * the key so the call may run again. `by` and `reason` are kept with the resolution (read them
    * with {@link Guard.resolutions}); a `tool.resolved` event tells the listener.
+   *
+   * The resolution settles only the record the operator looked at: `options.expect` (its
+   * `{ fence, owner }`, e.g. from `guard.list`), else the one the guard reads first. Answers:
+   * `resolved`; `not_found` (no live record); `changed` (another holder is under the key now:
+   * another attempt, or a new life after a release or expiry; `record` is the one there, nothing
+   * written; look again before deciding); `not_resolvable` (not indeterminate or abandoned).
    * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`
    * @throws OutcomeEncodingError the codec cannot encode the outcome (nothing changed)
-   * @throws StoreInputError `by`, `reason`, `tenant` or `retentionMs` outside the store limits (nothing changed)
+   * @throws StoreInputError `by`, `reason`, `expect`, `tenant` or `retentionMs` outside the store limits (nothing changed)
    * @throws StoreUnavailableError
    */
   async resolve(

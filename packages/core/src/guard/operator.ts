@@ -2,6 +2,7 @@
 // event, list records by state, read a key's resolution history. Guard methods delegate here.
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
 import type {
+  Holder,
   IdempotencyRecord,
   ListOptions,
   ListPage,
@@ -10,7 +11,13 @@ import type {
   ResolutionEntry,
   ResolveResult,
 } from '../store/idempotency-store.js';
-import { checkListOptions, checkResolutionAudit, checkRetentionMs } from '../store/store-input.js';
+import {
+  checkHolder,
+  checkListOptions,
+  checkResolutionAudit,
+  checkRetentionMs,
+  resolutionApplies,
+} from '../store/store-input.js';
 import type { GuardRuntime } from './guard-runtime.js';
 
 /** How an operator settles an indeterminate or abandoned record. */
@@ -30,6 +37,14 @@ export interface ResolveOptions {
   readonly by?: string;
   /** Why, in the operator's words, at most `MAX_REASON_LENGTH` code units. */
   readonly reason?: string;
+  /**
+   * The holder (`{ fence, owner }`) of the record the operator looked at, e.g. from an earlier
+   * `guard.list` or `inspect`: the record is resolved only if it still has this holder, in the
+   * store's atomic step (else `changed`, nothing written). Default: the holder of the record the
+   * guard reads just before resolving, which closes the window inside this one call only; pass it
+   * to close the window between the operator's look and the decision.
+   */
+  readonly expect?: Holder;
 }
 
 /** The store resolution of an operator's decision, checked before any I/O. @throws TypeError, StoreInputError */
@@ -52,14 +67,24 @@ export function storeResolutionOf(
     ...(options.reason === undefined ? {} : { reason: options.reason }),
   };
   checkResolutionAudit(audit);
-  if (released) return { released: true, ...audit };
+  const condition = options.expect === undefined ? {} : { expect: holderOf(options.expect) };
+  if (released) return { released: true, ...audit, ...condition };
   const outcome = runtime.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined);
-  return { outcome, ...audit };
+  return { outcome, ...audit, ...condition };
+}
+
+/** A copy of `holder` with its two fields only, checked. @throws StoreInputError */
+function holderOf(holder: Holder): Holder {
+  checkHolder(holder);
+  return { fence: holder.fence, owner: holder.owner };
 }
 
 /**
- * Resolve and, when it did, emit `tool.resolved` with the record as it was (read just before:
- * the event's tool, attempt and fence; the decision itself is the store's one atomic step).
+ * Read the record, then resolve it on the condition that it still has the holder read (or
+ * `resolution.expect`, which must be the one read), and when it did, emit `tool.resolved` with
+ * the record as read: the event's record and the settled record are the same attempt. The
+ * decision itself is the store's one atomic step; what the read already tells (no record, another
+ * holder, a state that cannot be resolved) is answered without writing.
  * @throws StoreUnavailableError, StoreInputError
  */
 export async function resolveRecord(
@@ -70,8 +95,14 @@ export async function resolveRecord(
 ): Promise<ResolveResult> {
   checkRetentionMs(retentionMs);
   const before: IdempotencyRecord | null = await runtime.storeCall('get', () => runtime.store.get(ref));
+  if (before === null) return { status: 'not_found' };
+  const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
+  if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
+  if (before.state !== 'indeterminate' && before.state !== 'abandoned') {
+    return { status: 'not_resolvable', record: before };
+  }
   const result = await runtime.storeCall('resolve', () =>
-    runtime.store.resolve(ref, resolution, retentionMs),
+    runtime.store.resolve(ref, { ...resolution, expect }, retentionMs),
   );
   if (result.status === 'resolved') {
     runtime.emitOperator('tool.resolved', ref, before, {

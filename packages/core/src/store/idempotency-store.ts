@@ -182,12 +182,28 @@ export interface ResolutionAudit {
   readonly reason?: string;
 }
 
+/**
+ * The record an operator's resolution is about: the holder of the attempt the operator looked at
+ * (read with `get` or `list`). Without it a resolution settles whatever record is under the key
+ * when it runs, which, after a release (or the retention window) and a new claim, may be another
+ * call in a new life of the key (fence 1 again, another owner) that the operator never saw.
+ */
+export interface ResolutionCondition {
+  /**
+   * Resolve only if the record's `fence` AND `owner` are these (compared in the same atomic step
+   * as the state check); otherwise nothing changes and the answer is `changed`. Optional in the
+   * contract (`v1` callers), passed by every caller in this repository: `guard.resolve` (the holder
+   * it read, or the one given), the CLI and the console.
+   */
+  readonly expect?: Holder;
+}
+
 /** How an operator settles an `indeterminate` or `abandoned` record. */
 export type Resolution =
   /** The effect happened; this is its outcome (encoded by the guard's codec). */
-  | ({ readonly outcome: string } & ResolutionAudit)
+  | ({ readonly outcome: string } & ResolutionAudit & ResolutionCondition)
   /** The effect did not happen; delete the record so the call may run again. */
-  | ({ readonly released: true } & ResolutionAudit);
+  | ({ readonly released: true } & ResolutionAudit & ResolutionCondition);
 
 /**
  * One operator resolution, as the store keeps it (written in the same atomic step as the
@@ -255,10 +271,22 @@ export interface ListPage {
   readonly nowMs: number;
 }
 
+/**
+ * Answer of {@link IdempotencyStore.resolve}, decided in the same atomic step as the resolution.
+ * The checks run in this order: the record exists, then its holder (when `expect` is given), then
+ * its state.
+ */
 export type ResolveResult =
   | { readonly status: 'resolved' }
+  /** No live record (released, or past retention); nothing changed. */
   | { readonly status: 'not_found' }
-  /** Only `indeterminate` and `abandoned` records can be resolved. */
+  /**
+   * `expect` was given and the record's holder is another one (another attempt, or another life
+   * of the key: released or expired, then claimed afresh); nothing changed. `record` is the one
+   * now under the key.
+   */
+  | { readonly status: 'changed'; readonly record: IdempotencyRecord }
+  /** Only `indeterminate` and `abandoned` records can be resolved; nothing changed. */
   | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord };
 
 export type WaitResult =
@@ -339,7 +367,10 @@ export interface IdempotencyStore {
 
   /**
    * Operator: settle an `indeterminate` or `abandoned` record as completed with an outcome
-   * (retention restarts) or as released (deleted).
+   * (retention restarts) or as released (deleted). With `resolution.expect`, only if the record's
+   * fence and owner are those (else `changed`, nothing written): the operator settles the record
+   * it looked at, never a later life of the key.
+   * @throws StoreInputError (a bad resolution or `expect`; nothing written)
    * @throws StoreUnavailableError
    */
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;

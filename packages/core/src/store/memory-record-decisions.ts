@@ -3,6 +3,7 @@
 import type { RecordRef, Resolution, ResolveResult } from './idempotency-store.js';
 import type { ResolutionJournal } from './memory-listing.js';
 import { type MemoryRecords, recordId, resolutionEntry, snapshot } from './memory-records.js';
+import { resolutionApplies } from './store-input.js';
 
 export function decideResolve(
   records: MemoryRecords,
@@ -14,6 +15,10 @@ export function decideResolve(
 ): { result: ResolveResult; settled: boolean } {
   const record = records.live(ref, now);
   if (record === undefined) return { result: { status: 'not_found' }, settled: false };
+  // Another holder than the one the operator saw: another attempt or another life of the key.
+  if (!resolutionApplies(record, resolution)) {
+    return { result: { status: 'changed', record: snapshot(record) }, settled: false };
+  }
   if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
     return { result: { status: 'not_resolvable', record: snapshot(record) }, settled: false };
   }

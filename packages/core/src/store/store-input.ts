@@ -18,6 +18,7 @@ import type {
   RecordRef,
   Resolution,
   ResolutionAudit,
+  ResolutionCondition,
 } from './idempotency-store.js';
 
 /** Longest tenant, tool name, key, owner and fingerprint, in UTF-16 code units. */
@@ -213,7 +214,7 @@ export function checkWaitOptions(options: { readonly timeoutMs: number }): void 
 
 /**
  * A resolution: `{ outcome }` (checked as an outcome) or `{ released: true }`, with its audit
- * (`by`, `reason`). @throws StoreInputError
+ * (`by`, `reason`) and its condition (`expect`, checked as a holder when present). @throws StoreInputError
  */
 export function checkResolution(resolution: Resolution): void {
   if (resolution === null || typeof resolution !== 'object')
@@ -224,6 +225,24 @@ export function checkResolution(resolution: Resolution): void {
     throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
   }
   checkResolutionAudit(resolution);
+  checkResolutionCondition(resolution);
+}
+
+/** `expect` of a resolution, when present: a holder. @throws StoreInputError */
+export function checkResolutionCondition(condition: ResolutionCondition): void {
+  if (condition.expect !== undefined) checkHolder(condition.expect);
+}
+
+/**
+ * Whether `record` is the one a resolution's `expect` names (always, without `expect`): the same
+ * fence AND owner. For stores deciding in their own step (MemoryStore, SQLite).
+ */
+export function resolutionApplies(
+  record: { readonly fence: number; readonly owner: string },
+  condition: ResolutionCondition,
+): boolean {
+  const { expect } = condition;
+  return expect === undefined || (record.fence === expect.fence && record.owner === expect.owner);
 }
 
 /** Who resolved and why (`by`: a name, `reason`: at most {@link MAX_REASON_LENGTH}). @throws StoreInputError */

@@ -2,6 +2,7 @@
 // operator; its resolution entry is journaled by the same statement), forget (a tenant's records
 // and resolutions) and cleanup (records and resolution entries past retention).
 import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
+import { resolutionApplies } from '@toolfence/core';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
 
@@ -27,6 +28,8 @@ export async function resolveRecord(
       stored.bytes,
       resolution.by ?? null, // the audit, kept in the resolution entry
       resolution.reason ?? null,
+      resolution.expect?.fence ?? null, // the holder the operator saw (NULL: any holder)
+      resolution.expect?.owner ?? null,
     ]);
   } else {
     row = await runner.queryOne('resolve', runner.sql.resolveReleased, [
@@ -35,10 +38,17 @@ export async function resolveRecord(
       retentionMs,
       resolution.by ?? null,
       resolution.reason ?? null,
+      resolution.expect?.fence ?? null,
+      resolution.expect?.owner ?? null,
     ]);
   }
   if (row === undefined) return { status: 'not_found' };
-  return row.changed === true ? { status: 'resolved' } : { status: 'not_resolvable', record: toRecord(row) };
+  if (row.changed === true) return { status: 'resolved' };
+  // The row is the record the statement locked and decided on: judge why it did not change.
+  const record = toRecord(row);
+  return resolutionApplies(record, resolution)
+    ? { status: 'not_resolvable', record }
+    : { status: 'changed', record };
 }
 
 export async function forgetTenant(runner: StatementRunner, tenant: string): Promise<number> {

@@ -69,6 +69,7 @@ describe('script replies', () => {
     expect(completeResult(ref, [13, 1, ...recordFields]).status).toBe('stale');
     expect(completeResult(ref, [11, 1])).toEqual({ status: 'not_found' });
     expect(resolveResult(ref, [14, 1, ...recordFields]).status).toBe('not_resolvable');
+    expect(resolveResult(ref, [16, 1, ...recordFields]).status).toBe('changed');
     expect(getResult(ref, [11, 42])).toEqual({ record: null, nowMs: 42 });
   });
 

@@ -29,6 +29,8 @@ export const ReplyCode = {
   settled: 13,
   notResolvable: 14,
   found: 15,
+  /** resolve: the record's holder is not the expected one. */
+  changed: 16,
 } as const;
 
 /** A reply no script sends: a version mismatch or a broken script. Becomes StoreUnavailableError. */
@@ -261,6 +263,8 @@ export function resolveResult(ref: RecordRef, raw: unknown): ResolveResult {
       return { status: 'resolved' };
     case ReplyCode.notFound:
       return { status: 'not_found' };
+    case ReplyCode.changed:
+      return { status: 'changed', record: decodeRecord('resolve', ref, reply) };
     case ReplyCode.notResolvable:
       return { status: 'not_resolvable', record: decodeRecord('resolve', ref, reply) };
     default:

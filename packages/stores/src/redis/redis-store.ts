@@ -238,6 +238,8 @@ export class RedisStore implements IdempotencyStore {
         names.channel,
         resolution.by ?? '', // the audit, kept in the resolution entry
         resolution.reason ?? '',
+        resolution.expect?.fence ?? '', // the holder the operator saw ('' when not given)
+        resolution.expect?.owner ?? '',
       ),
     );
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));

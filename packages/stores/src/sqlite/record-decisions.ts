@@ -2,7 +2,13 @@
 // same transaction), forget (a tenant's records and resolutions) and cleanup (records and
 // resolution entries past retention), each one transaction.
 import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
-import { checkOutcome, checkResolutionAudit, StoreInputError } from '@toolfence/core';
+import {
+  checkOutcome,
+  checkResolutionAudit,
+  checkResolutionCondition,
+  resolutionApplies,
+  StoreInputError,
+} from '@toolfence/core';
 import { journalRow, resolutionEntryOf } from './operator-columns.js';
 import { toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';
@@ -15,6 +21,7 @@ export function checkResolution(resolution: Resolution): void {
     throw new StoreInputError('resolution', 'must be { outcome } or { released: true }');
   }
   checkResolutionAudit(resolution);
+  checkResolutionCondition(resolution);
 }
 
 export function decideResolve(
@@ -26,6 +33,8 @@ export function decideResolve(
 ): Decided<ResolveResult> {
   const row = db.liveRow(ref, now);
   if (row === undefined) return { result: { status: 'not_found' } };
+  // Another holder than the one the operator saw: another attempt or another life of the key.
+  if (!resolutionApplies(row, resolution)) return { result: { status: 'changed', record: toRecord(row) } };
   if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
     return { result: { status: 'not_resolvable', record: toRecord(row) } };
   }

@@ -28,6 +28,7 @@ import { holderRaceCases } from './races-holder.js';
 import { recordRaceCases } from './races-records.js';
 import { recordCases } from './records.js';
 import { resolutionCases } from './resolutions.js';
+import { resolveConditionCases } from './resolve-conditions.js';
 import { storeInputCases } from './store-input.js';
 import { storeRuleCases } from './store-rules.js';
 import { waitingCases } from './waiting.js';
@@ -51,6 +52,7 @@ function allCases(options: StoreConformanceOptions): readonly CaseDefinition[] {
     ...outageCases(options),
     ...listingCases,
     ...resolutionCases,
+    ...resolveConditionCases,
   ];
 }
 

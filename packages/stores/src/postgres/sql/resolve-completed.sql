@@ -1,11 +1,16 @@
 -- resolve-completed: an operator states the outcome of an indeterminate or abandoned record.
 -- $1 tenant, $2 key, $3 outcome as text (NULL when it holds NUL), $4 retention ms,
 -- $5 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql),
--- $6 by, $7 reason (NULL when absent).
+-- $6 by, $7 reason (NULL when absent), $8 expected fence, $9 expected owner (the holder the
+-- operator saw; NULL: any holder).
 -- The resolution entry is kept in the record and in the journal (0004_listing.sql), in this
 -- same statement and on the same condition.
 -- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
 -- @include lock-current
+, expected AS (
+  SELECT 1 FROM current
+  WHERE $8::bigint IS NULL OR (current.fence = $8::bigint AND current.owner = $9::text)
+)
 , change AS (
   UPDATE {{table}} AS record
   SET

@@ -1,10 +1,15 @@
 -- resolve-released: an operator states that an indeterminate or abandoned call had no effect;
 -- the record is deleted so the call may run again.
--- $1 tenant, $2 key, $3 retention ms of the resolution entry, $4 by, $5 reason (NULL when absent).
+-- $1 tenant, $2 key, $3 retention ms of the resolution entry, $4 by, $5 reason (NULL when absent),
+-- $6 expected fence, $7 expected owner (the holder the operator saw; NULL: any holder).
 -- The resolution entry is kept in the journal (0004_listing.sql), in this same statement and
 -- on the same condition.
 -- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
 -- @include lock-current
+, expected AS (
+  SELECT 1 FROM current
+  WHERE $6::bigint IS NULL OR (current.fence = $6::bigint AND current.owner = $7::text)
+)
 , change AS (
   DELETE FROM {{table}} AS record
   USING current

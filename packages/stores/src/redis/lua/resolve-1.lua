@@ -13,10 +13,14 @@
     ARGV[3] retentionMs (> 0)
     ARGV[4] settle channel
     ARGV[5] by, ARGV[6] reason ('' when absent)
+    ARGV[7] expected fence, ARGV[8] expected owner: the holder the operator saw ('' when absent:
+            any holder)
 
   Output:
     { 10, nowMs }  resolved
     { 11, nowMs }  not found (released or past retention)
+    { 16, nowMs, <record> }  changed: another holder than the expected one (another attempt, or
+                             another life of the key); nothing changed
     { 14, nowMs, <record> }  not resolvable: the record is in progress or completed
   <record> as in claim-1.lua
 ]]
@@ -26,6 +30,7 @@ local outcome = ARGV[2]
 local retentionMs = tonumber(ARGV[3])
 local channel = ARGV[4]
 local by, reason = ARGV[5], ARGV[6]
+local expectFence, expectOwner = ARGV[7], ARGV[8]
 
 -- Also for 'released': the journal keeps the entry for retentionMs.
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
@@ -35,6 +40,9 @@ local record = readRecord(key)
 
 if not record then
   return { 11, now }
+end
+if expectFence ~= '' and (record.fence ~= tonumber(expectFence) or record.owner ~= expectOwner) then
+  return recordReply(16, now, record)
 end
 if record.state ~= 'indeterminate' and record.state ~= 'abandoned' then
   return recordReply(14, now, record)
