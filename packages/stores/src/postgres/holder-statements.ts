@@ -1,11 +1,37 @@
 // The holder's operations (renew, complete, release, markIndeterminate): each one statement that
-// locks the row, checks fence AND owner, and changes it (sql/<operation>.sql).
+// changes the row only where it matches the holder (fence AND owner; only then is the row locked)
+// and answers a refused holder from a plain read (sql/<operation>.sql). When that statement
+// answers `ambiguous` (the change lost a race to a concurrent writer, see
+// sql/fragments/row-seen.sql), the locking statement sql/<operation>-locked.sql decides instead.
 import type * as contract from '@toolfence/core';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
 
 function holderValues(ref: contract.RecordRef, holder: contract.Holder): unknown[] {
   return [ref.tenant, ref.key, holder.fence, holder.owner];
+}
+
+type HolderOperation = 'renew' | 'complete' | 'release' | 'markIndeterminate';
+
+const lockedStatement = {
+  renew: 'renewLocked',
+  complete: 'completeLocked',
+  release: 'releaseLocked',
+  markIndeterminate: 'markIndeterminateLocked',
+} as const satisfies Record<HolderOperation, keyof StatementRunner['sql']>;
+
+/**
+ * The operation's holder-matching statement; when it answers `ambiguous`, the locking statement
+ * with the same values (its row has no `ambiguous`). Each round trip has its own operationTimeoutMs.
+ */
+async function holderStatement(
+  runner: StatementRunner,
+  operation: HolderOperation,
+  values: unknown[],
+): Promise<Row | undefined> {
+  const row = await runner.queryOne(operation, runner.sql[operation], values);
+  if (row?.ambiguous !== true) return row;
+  return runner.queryOne(operation, runner.sql[lockedStatement[operation]], values);
 }
 
 /** `not_found`, the done status when the statement changed the row, else `stale` with the row. */
@@ -23,7 +49,7 @@ export async function renewLease(
   holder: contract.Holder,
   leaseMs: number,
 ): Promise<contract.RenewResult> {
-  const row = await runner.queryOne('renew', runner.sql.renew, [...holderValues(ref, holder), leaseMs]);
+  const row = await holderStatement(runner, 'renew', [...holderValues(ref, holder), leaseMs]);
   if (row === undefined) return { status: 'lost', reason: 'not_found' };
   if (row.renewed_lease_ms !== null && row.renewed_lease_ms !== undefined) {
     return { status: 'renewed', leaseExpiresAtMs: Number(row.renewed_lease_ms) };
@@ -42,7 +68,7 @@ export async function completeRecord(
   retentionMs: number,
 ): Promise<contract.CompleteResult> {
   const stored = storedOutcome(outcome);
-  const row = await runner.queryOne('complete', runner.sql.complete, [
+  const row = await holderStatement(runner, 'complete', [
     ...holderValues(ref, holder),
     stored.text,
     retentionMs,
@@ -56,7 +82,7 @@ export async function releaseRecord(
   ref: contract.RecordRef,
   holder: contract.Holder,
 ): Promise<contract.ReleaseResult> {
-  const row = await runner.queryOne('release', runner.sql.release, holderValues(ref, holder));
+  const row = await holderStatement(runner, 'release', holderValues(ref, holder));
   return changedOr(row, 'released');
 }
 
@@ -67,7 +93,7 @@ export async function markRecordIndeterminate(
   error: contract.RecordedError,
   retentionMs: number,
 ): Promise<contract.MarkIndeterminateResult> {
-  const row = await runner.queryOne('markIndeterminate', runner.sql.markIndeterminate, [
+  const row = await holderStatement(runner, 'markIndeterminate', [
     ...holderValues(ref, holder),
     error.type,
     error.message,

@@ -52,8 +52,11 @@ function checkOperationTimeoutMs(value: number | undefined): number {
  *   function of migration 0005) answers a conflict, a settled record or a busy one from a
  *   snapshot read without writing, and otherwise runs an `INSERT ... ON CONFLICT DO UPDATE` that
  *   locks the row and decides on its latest version;
- *   holder operations lock the row with `SELECT ... FOR UPDATE` and change it in the same
- *   statement. Leases are rows, not session locks, so a claim on one pooled connection and a
+ *   a holder operation changes the row with the holder check in its UPDATE/DELETE's WHERE (only
+ *   a matching holder locks it) and answers a refused holder from the same statement's snapshot
+ *   read; when a concurrent writer changed the row between that snapshot and the lock, the
+ *   statement decides nothing and a second, locking statement decides (sql/fragments/row-seen.sql).
+ *   Leases are rows, not session locks, so a claim on one pooled connection and a
  *   complete on another work, through PgBouncer in transaction mode too.
  * - Deadlines come from the database clock (`statement_timestamp()`).
  * - Round trips: a first call is 2 (claim, complete), a repeat 1, a takeover 1.

@@ -17,9 +17,9 @@ describe('the SQL files, loaded from sql/*.sql', () => {
   it('puts the shared fragments in place of each -- @include line, without their comments', () => {
     for (const text of Object.values(statements)) expect(text).not.toMatch(/^-- @include/m);
     for (const name of [
-      'complete',
-      'markIndeterminate',
-      'release',
+      'completeLocked',
+      'markIndeterminateLocked',
+      'releaseLocked',
       'resolveCompleted',
       'resolveReleased',
     ] as const) {
@@ -29,6 +29,17 @@ describe('the SQL files, loaded from sql/*.sql', () => {
       expect(text).toMatch(/EXISTS \(SELECT 1 FROM change\) AS changed,[^;]*FROM current;\n$/);
       expect(text).not.toContain('Ends a lock-then-change statement');
     }
+    for (const name of ['complete', 'markIndeterminate', 'release'] as const) {
+      const text = statements[name];
+      expect(text).not.toContain('FOR UPDATE');
+      expect(text).toContain('), seen AS (\n  SELECT *, (');
+      expect(text).toMatch(
+        /seen\.matched AND NOT EXISTS \(SELECT 1 FROM change\) AS ambiguous,[^;]*FROM seen;\n$/,
+      );
+      expect(text).not.toContain('Ends a holder-matching statement');
+    }
+    expect(statements.renew).not.toContain('FOR UPDATE');
+    expect(statements.renewLocked).toContain('FOR UPDATE');
   });
 
   it('numbers migrations 1, 2, ... without gaps', () => {

@@ -2,9 +2,9 @@
 -- is not already completed (an attempt marked indeterminate or abandoned may still state it).
 -- $1 tenant, $2 key, $3 fence, $4 owner, $5 outcome as text (NULL when it holds NUL),
 -- $6 retention ms, $7 outcome as UTF-8 bytes (NULL unless it holds NUL; see 0003_outcome_bytes.sql).
--- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
--- @include lock-current
-, change AS (
+-- Locks the row only if it matches the holder; answered as fragments/row-seen.sql says
+-- (`ambiguous` → the store sends complete-locked.sql).
+WITH change AS (
   UPDATE {{table}} AS record
   SET
     state = 'completed',
@@ -14,9 +14,12 @@
     error_message = NULL,
     expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond',
     updated_at = date_trunc('milliseconds', statement_timestamp())
-  FROM current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state <> 'completed' AND current.fence = $3::bigint AND current.owner = $4
+  WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
+    AND record.state <> 'completed' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING 1
+), seen AS (
+  SELECT *, (state <> 'completed' AND fence = $3::bigint AND owner = $4) AS matched
+  FROM {{table}}
+  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
 )
--- @include row-before-change
+-- @include row-seen

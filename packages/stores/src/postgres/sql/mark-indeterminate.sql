@@ -1,9 +1,9 @@
 -- mark-indeterminate: keep the claim as indeterminate with the error, if the holder
 -- ($3 fence, $4 owner) is current and in progress. Retention restarts.
 -- $1 tenant, $2 key, $3 fence, $4 owner, $5 error type, $6 error message, $7 retention ms.
--- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
--- @include lock-current
-, change AS (
+-- Locks the row only if it matches the holder; answered as fragments/row-seen.sql says
+-- (`ambiguous` → the store sends mark-indeterminate-locked.sql).
+WITH change AS (
   UPDATE {{table}} AS record
   SET
     state = 'indeterminate',
@@ -11,9 +11,12 @@
     error_message = $6,
     expires_at = statement_timestamp() + $7::float8 * interval '1 millisecond',
     updated_at = date_trunc('milliseconds', statement_timestamp())
-  FROM current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4
+  WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
+    AND record.state = 'in_progress' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING 1
+), seen AS (
+  SELECT *, (state = 'in_progress' AND fence = $3::bigint AND owner = $4) AS matched
+  FROM {{table}}
+  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
 )
--- @include row-before-change
+-- @include row-seen

@@ -1,12 +1,15 @@
 -- release: delete the record if the holder ($3 fence, $4 owner) is current and in progress.
 -- $1 tenant, $2 key, $3 fence, $4 owner.
--- Locked and answered as fragments/lock-current.sql and fragments/row-before-change.sql say.
--- @include lock-current
-, change AS (
+-- Locks the row only if it matches the holder; answered as fragments/row-seen.sql says
+-- (`ambiguous` → the store sends release-locked.sql).
+WITH change AS (
   DELETE FROM {{table}} AS record
-  USING current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4
+  WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
+    AND record.state = 'in_progress' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING 1
+), seen AS (
+  SELECT *, (state = 'in_progress' AND fence = $3::bigint AND owner = $4) AS matched
+  FROM {{table}}
+  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
 )
--- @include row-before-change
+-- @include row-seen

@@ -1,17 +1,14 @@
 -- renew: extend the lease if the holder ($3 fence, $4 owner) is current and in progress.
 -- $1 tenant, $2 key, $3 fence, $4 owner, $5 lease ms.
 -- Returns no row when the record is absent (or past retention); otherwise one row with the
--- record as it was (state, fence, owner) and renewed_lease_ms (NULL when nothing changed).
+-- record as the statement's snapshot shows it (state, fence, owner), renewed_lease_ms (NULL when
+-- nothing changed) and `ambiguous`.
 --
--- `current` locks the row with SELECT ... FOR UPDATE, which under READ COMMITTED re-reads the
--- latest committed version, so the condition is judged on what concurrent callers wrote, and
--- a no-match is reported with the reason in the same statement.
-WITH current AS (
-  SELECT tenant, key, state, fence, owner
-  FROM {{table}}
-  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
-  FOR UPDATE
-), renewed AS (
+-- `renewed` locks and changes the row only if it matches the holder; `seen` is a plain read (no
+-- lock, no WAL for a refused holder). Exact as fragments/row-seen.sql explains; `ambiguous` (the
+-- snapshot shows the holder current, yet nothing was renewed: a concurrent writer changed the row
+-- first) → the store sends renew-locked.sql, which answers from the newest version.
+WITH renewed AS (
   UPDATE {{table}} AS record
   SET
     lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
@@ -19,10 +16,15 @@ WITH current AS (
       record.expires_at,
       statement_timestamp() + ($5::float8 + record.retention_ms) * interval '1 millisecond'
     )
-  FROM current
-  WHERE record.tenant = current.tenant AND record.key = current.key
-    AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4
+  WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
+    AND record.state = 'in_progress' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING floor(extract(epoch FROM record.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms
+), seen AS (
+  SELECT state, fence, owner
+  FROM {{table}}
+  WHERE tenant = $1 AND key = $2 AND expires_at > statement_timestamp()
 )
-SELECT current.state, current.fence, current.owner, renewed.lease_expires_at_ms AS renewed_lease_ms
-FROM current LEFT JOIN renewed ON true;
+SELECT seen.state, seen.fence, seen.owner, renewed.lease_expires_at_ms AS renewed_lease_ms,
+  renewed.lease_expires_at_ms IS NULL
+    AND seen.state = 'in_progress' AND seen.fence = $3::bigint AND seen.owner = $4 AS ambiguous
+FROM seen LEFT JOIN renewed ON true;
