@@ -473,13 +473,23 @@ describe('PostgresStore on PostgreSQL', () => {
   it('100 waiters share one LISTEN connection and all wake on one settle', async () => {
     const listenPool = newPool({ max: 5 });
     let connects = 0;
-    // pool.query() checks out clients through connect(callback); the store's own checkouts are
-    // the promise form, connect() with no argument.
-    const originalConnect = listenPool.connect.bind(listenPool) as (...args: unknown[]) => unknown;
-    (listenPool as unknown as { connect: (...args: unknown[]) => unknown }).connect = (
-      ...args: unknown[]
-    ) => {
-      if (args.length === 0) connects += 1;
+    // pool.query() checks out its client by calling connect() synchronously inside query(); the
+    // store's own checkouts (pg-checkout.ts) call connect() directly.
+    type Loose = Record<'connect' | 'query', (...args: unknown[]) => unknown>;
+    const loose = listenPool as unknown as Loose;
+    const originalConnect = loose.connect.bind(listenPool);
+    const originalQuery = loose.query.bind(listenPool);
+    let insideQuery = false;
+    loose.query = (...args: unknown[]) => {
+      insideQuery = true;
+      try {
+        return originalQuery(...args);
+      } finally {
+        insideQuery = false;
+      }
+    };
+    loose.connect = (...args: unknown[]) => {
+      if (!insideQuery) connects += 1;
       return originalConnect(...args);
     };
     const listening = newStore({ pool: listenPool, safetyPollMs: 60_000 });

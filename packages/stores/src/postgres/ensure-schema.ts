@@ -1,6 +1,7 @@
 // PostgresStore.ensureSchema: the migrations of sql/ applied in order, once, under an advisory lock.
 import { StoreUnavailableError } from '@toolfence/core';
 import { type PostgresNames, renderSql } from './identifiers.js';
+import { checkOutClient } from './pg-checkout.js';
 import { isPgPool, type SessionClient } from './pg-connections.js';
 import { toStoreError } from './postgres-errors.js';
 import type { EnsureSchemaResult, PostgresQueryable } from './postgres-options.js';
@@ -40,16 +41,17 @@ async function openSession(target: SchemaTarget): Promise<Session> {
     session: pool,
     client: undefined,
     broken: undefined,
-    // A checked-out pg client has no 'error' listener: a connection dropped between two
-    // statements of the transaction would otherwise be an unhandled 'error' event.
+    // A checked-out pg client has no 'error' listener of the pool's: a connection dropped
+    // before, between or after the statements of the transaction would otherwise be an unhandled
+    // 'error' event. Attached at the hand-over (pg-checkout.ts), kept until the release.
     onClientError: (error: Error): void => {
       state.broken ??= error;
     },
   };
   if (!isPgPool(pool)) return state;
-  const checkout = pool.connect() as unknown as Promise<SessionClient>;
+  const checkout = checkOutClient<SessionClient>(pool, state.onClientError);
+  // A checkout that completes past the deadline is destroyed (its listener stays on).
   const client = await runner.withDeadline('ensureSchema', checkout, (late) => late.release(true));
-  client.on?.('error', state.onClientError);
   // Each statement of the migration transaction is bounded; one that timed out poisons the
   // connection, which is then destroyed instead of going back to the pool.
   state.session = {
@@ -116,8 +118,14 @@ export async function ensureSchema(target: SchemaTarget): Promise<EnsureSchemaRe
     state.broken ??= isConnectionLevel(error) ? error : undefined;
     throw toStoreError('ensureSchema', error, target.site);
   } finally {
-    client?.removeListener?.('error', state.onClientError);
     const broken = state.broken;
-    client?.release(broken === undefined ? undefined : broken instanceof Error ? broken : true);
+    if (broken === undefined) {
+      // Back to the pool healthy: release() puts the pool's own listener back in the same call.
+      client?.removeListener('error', state.onClientError);
+      client?.release();
+    } else {
+      // Destroyed: our listener stays on for whatever the dying socket still emits.
+      client?.release(broken instanceof Error ? broken : true);
+    }
   }
 }

@@ -2,14 +2,11 @@
 // pg Client/PoolClient (it takes query configs), or a queryable of the caller's own; and the
 // address to name in messages.
 import type { Pool, PoolClient } from 'pg';
+import type { CheckedOutClient } from './pg-checkout.js';
 import type { PostgresQueryable } from './postgres-options.js';
 
 /** A client checked out of a pg Pool for one session (ensureSchema's transaction). */
-export interface SessionClient extends PostgresQueryable {
-  release(destroy?: boolean | Error): void;
-  on?(event: 'error', listener: (error: Error) => void): unknown;
-  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
-}
+export interface SessionClient extends PostgresQueryable, CheckedOutClient {}
 
 export function isPgPool(pool: unknown): pool is Pick<Pool, 'connect'> {
   return (

@@ -35,6 +35,11 @@ export interface PostgresStoreOptions {
    * transaction, and one held for LISTEN (unless `listenClient` is given). Otherwise it must be
    * a single connection (`Client`, `PoolClient`) for `ensureSchema()`, and waiters poll unless
    * `listenClient` is given. The store never ends it.
+   *
+   * A client the store checks out has the store's 'error' listener from the hand-over until it
+   * goes back (packages/stores/src/postgres/pg-checkout.ts); idle clients are the pool's, so give
+   * a pg `Pool` its `pool.on('error', ...)` (without one, pg-pool throws a dropped idle
+   * connection's error and the process exits), and a `Client` you pass its own listener.
    */
   readonly pool: Pool | PostgresQueryable;
   /** Schema of the records table. Default `"toolfence"`. Any name; always quoted. */
@@ -45,7 +50,9 @@ export interface PostgresStoreOptions {
    * Opens the dedicated connection that LISTENs for settled records (one per store, opened on
    * the first `waitForSettle`, closed by `close()`). Use it to LISTEN directly on the primary
    * when `pool` goes through PgBouncer in transaction mode, where LISTEN does not work.
-   * Default: `pool.connect()` when `pool` is a pg `Pool`; otherwise waiters poll.
+   * Default: a client checked out of `pool` when it is a pg `Pool`; otherwise waiters poll. The
+   * store listens for the connection's 'error' only once the promise resolves: attach your own
+   * before (a FATAL arriving in between would otherwise be an unhandled 'error' event).
    */
   readonly listenClient?: () => Promise<PostgresListenConnection>;
   /**

@@ -15,6 +15,7 @@ import { ensureSchema } from './ensure-schema.js';
 import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-statements.js';
 import { type PostgresNames, postgresNames, validateIdentifier } from './identifiers.js';
 import { listRecords, readResolutions } from './operator-statements.js';
+import { type CheckedOutClient, checkOutClient } from './pg-checkout.js';
 import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
 import type { FailureSite } from './postgres-errors.js';
 import type { EnsureSchemaResult, PostgresQueryable, PostgresStoreOptions } from './postgres-options.js';
@@ -33,6 +34,9 @@ export type {
 export type { PostgresListenConnection } from './settle-listener.js';
 
 const defaultOperationTimeoutMs = 5_000;
+
+/** What a LISTEN client emits between the hand-over and the listener's own 'error' listener: its LISTEN then fails. */
+const ignoreClientError = (): void => undefined;
 
 function checkOperationTimeoutMs(value: number | undefined): number {
   const timeoutMs = value ?? defaultOperationTimeoutMs;
@@ -127,9 +131,13 @@ export class PostgresStore implements contract.IdempotencyStore {
     );
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.safetyPollMs = options.safetyPollMs ?? 5_000;
+    // The LISTEN client is never returned healthy (settle-listener.ts destroys it): the listener
+    // attached at the hand-over stays on for its whole life, before and after the listener's own.
     const openListenConnection =
       options.listenClient ??
-      (isPgPool(pool) ? () => pool.connect() as Promise<PostgresListenConnection> : undefined);
+      (isPgPool(pool)
+        ? () => checkOutClient<PostgresListenConnection & CheckedOutClient>(pool, ignoreClientError)
+        : undefined);
     this.listener = new SettleListener(
       openListenConnection,
       this.names.channel,
