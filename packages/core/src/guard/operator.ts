@@ -4,6 +4,7 @@ import { StoreConfigurationError } from '../errors/store-configuration-error.js'
 import type {
   Holder,
   IdempotencyRecord,
+  IdempotencyStore,
   ListOptions,
   ListPage,
   RecordRef,
@@ -18,6 +19,7 @@ import {
   checkRetentionMs,
   resolutionApplies,
 } from '../store/store-input.js';
+import { untraced } from '../telemetry/traced-store.js';
 import type { GuardRuntime } from './guard-runtime.js';
 
 /** How an operator settles an indeterminate or abandoned record. */
@@ -139,6 +141,7 @@ export async function resolutionsOf(
   );
 }
 
-function storeName(store: object): string {
-  return store.constructor?.name ?? 'the store';
+/** The user's store class, also when the guard times it for telemetry (a TracedStore around it). */
+function storeName(store: IdempotencyStore): string {
+  return untraced(store).constructor?.name ?? 'the store';
 }

@@ -30,6 +30,11 @@ function timed<R>(operation: string, send: () => Promise<R>): Promise<R> {
   );
 }
 
+/** The store a {@link TracedStore} wraps, or `store` itself: what errors and operators name. */
+export function untraced(store: contract.IdempotencyStore): contract.IdempotencyStore {
+  return store instanceof TracedStore ? store.inner : store;
+}
+
 /** A store that times each round trip of a traced call and otherwise does exactly what `inner` does. */
 export class TracedStore implements contract.IdempotencyStore {
   readonly specificationVersion: 'v1';
@@ -41,7 +46,7 @@ export class TracedStore implements contract.IdempotencyStore {
   declare readonly list: (options: contract.ListOptions) => Promise<contract.ListPage>;
   declare readonly resolutions: (ref: contract.RecordRef) => Promise<readonly contract.ResolutionEntry[]>;
 
-  constructor(private readonly inner: contract.IdempotencyStore) {
+  constructor(readonly inner: contract.IdempotencyStore) {
     this.specificationVersion = inner.specificationVersion;
     const self = this as { -readonly [K in 'list' | 'resolutions']?: TracedStore[K] };
     if (typeof inner.list === 'function') self.list = (options) => inner.list(options);
