@@ -403,7 +403,7 @@ describe('retention and forget', () => {
     expect(page.records.every((record) => record.state === 'in_progress')).toBe(true);
   });
 
-  it('sweeps every tenant whatever the order of claims: 16 tenants claimed in turn each get swept (breaker)', async () => {
+  it('sweeps every tenant whatever the order of claims: 16 tenants claimed in turn each get swept', async () => {
     // A store counting its claims and sweeping on every 16th swept only the tenant that happened
     // to come at that count: with 16 tenants claimed in turn (a batch loop over tenants) the other
     // 15 tenants' expiry indexes kept every entry of their expired records for ever.
@@ -428,7 +428,7 @@ describe('retention and forget', () => {
     expect(stale.filter((count) => count === rounds).length, 'tenants never swept').toBeLessThanOrEqual(1);
   });
 
-  it('sweeps when every key is claimed twice (new, then a repeat that never sweeps) (breaker)', async () => {
+  it('sweeps when every key is claimed twice (new, then a repeat that never sweeps)', async () => {
     // Counted, the sweep fell on the repeats only for half the stores (the parity of their start).
     const sweeping = new RedisStore({ client, prefix });
     extraStores.push(sweeping);
