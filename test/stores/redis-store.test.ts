@@ -364,7 +364,7 @@ describe('retention and forget', () => {
     expect(fresh).toMatchObject({ fence: 1, attempt: 1, takeover: false });
   });
 
-  it('sweeps the index entries of expired records on one new-record claim in 16, up to 64 (issue 22)', async () => {
+  it('sweeps the index entries of expired records on a new-record claim drawn 1 in 16, up to 64 (issue 22)', async () => {
     const tenant = `sweep-${randomUUID()}`;
     const sweeping = new RedisStore({ client, prefix });
     extraStores.push(sweeping);
@@ -379,21 +379,70 @@ describe('retention and forget', () => {
     expect(await client.zcard(index)).toBe(100);
     const changes: number[] = [];
     let size = 100;
-    for (let count = 0; count < 16; count++) {
-      await acquire(newRef(tenant), {}, sweeping);
-      const next = await client.zcard(index);
-      changes.push(next - size);
-      size = next;
+    // The store draws each claim's sweep with Math.random() (< 1/16 sweeps): the 6th draw does.
+    const draws = vi.spyOn(Math, 'random');
+    try {
+      for (let count = 0; count < 16; count++) {
+        draws.mockReturnValueOnce(count === 5 ? 0.06 : 0.07);
+        await acquire(newRef(tenant), {}, sweeping);
+        const next = await client.zcard(index);
+        changes.push(next - size);
+        size = next;
+      }
+    } finally {
+      draws.mockRestore();
     }
     // Exactly one of 16 consecutive claims swept, 64 entries; the others only added their own.
     expect(changes.filter((change) => change === 1)).toHaveLength(15);
-    expect(changes.filter((change) => change === 1 - 64)).toHaveLength(1);
+    expect(changes[5]).toBe(1 - 64);
     expect(size).toBe(100 + 16 - 64);
     expect(await client.zcard(expiry)).toBe(size + 1);
     // The entries left behind are never listed: list reads each record.
     const page = await sweeping.list({ tenant, states: ['in_progress', 'completed'], limit: 100 });
     expect(page.records).toHaveLength(16);
     expect(page.records.every((record) => record.state === 'in_progress')).toBe(true);
+  });
+
+  it('sweeps every tenant whatever the order of claims: 16 tenants claimed in turn each get swept', async () => {
+    // A store counting its claims and sweeping on every 16th swept only the tenant that happened
+    // to come at that count: with 16 tenants claimed in turn (a batch loop over tenants) the other
+    // 15 tenants' expiry indexes kept every entry of their expired records for ever.
+    const sweeping = new RedisStore({ client, prefix });
+    extraStores.push(sweeping);
+    const tenants = Array.from({ length: 16 }, (_, at) => `turns-${at}-${randomUUID()}`);
+    const rounds = 64;
+    for (let round = 0; round < rounds; round++) {
+      for (const tenant of tenants) {
+        await acquire(newRef(tenant), { leaseMs: 1, retentionMs: 1 }, sweeping);
+      }
+    }
+    await sleep(20); // every record is past its retention now
+    const now = await redisNowMs();
+    const stale = await Promise.all(
+      tenants.map((tenant) => client.zcount(tenantNames(prefix, tenant).expiry, '-inf', now)),
+    );
+    const total = stale.reduce((sum, count) => sum + count, 0);
+    // 4 entries swept per claim on average: about 16 stale entries per tenant remain (the claims
+    // since its last sweep), never most of them.
+    expect(total, `stale entries per tenant ${stale.join(' ')}`).toBeLessThan((rounds * tenants.length) / 2);
+    expect(stale.filter((count) => count === rounds).length, 'tenants never swept').toBeLessThanOrEqual(1);
+  });
+
+  it('sweeps when every key is claimed twice (new, then a repeat that never sweeps)', async () => {
+    // Counted, the sweep fell on the repeats only for half the stores (the parity of their start).
+    const sweeping = new RedisStore({ client, prefix });
+    extraStores.push(sweeping);
+    const tenant = `twice-${randomUUID()}`;
+    const keys = 256;
+    for (let count = 0; count < keys; count++) {
+      const ref = newRef(tenant);
+      const options = claimOptions({ leaseMs: 1, retentionMs: 1 });
+      await sweeping.claim(ref, options);
+      await sweeping.claim(ref, options);
+    }
+    await sleep(20);
+    const stale = await client.zcount(tenantNames(prefix, tenant).expiry, '-inf', await redisNowMs());
+    expect(stale, `stale ${stale}`).toBeLessThan(keys / 2);
   });
 
   it('forgets every record of one tenant across SCAN batches, and only that tenant', async () => {

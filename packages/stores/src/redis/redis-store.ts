@@ -51,9 +51,13 @@ import { waitForSettle } from './settle-wait.js';
 export type { RedisStoreOptions } from './redis-options.js';
 
 /**
- * The expired-entry sweep of a tenant's expiry index runs on one claim in SWEEP_EVERY (counted per
- * store) and drops up to SWEEP_BUDGET entries, when that claim makes a new record: 4 entries per
- * claim on average, as many as claims create, off the path of the other 15 (claim-1.lua, issue 22).
+ * The expired-entry sweep of a tenant's expiry index runs on a claim drawn at random with
+ * probability 1/SWEEP_EVERY and drops up to SWEEP_BUDGET entries, when that claim makes a new
+ * record: 4 entries per claim on average, as many as claims create, off the path of the other 15
+ * (claim-1.lua, issue 22). Drawn per claim, not counted: a count picks the claim at one position
+ * of every 16, so a workload with a period dividing 16 (16 tenants claimed in turn, or each key
+ * claimed twice: new, then a repeat that never sweeps) swept one tenant, or none, and left every
+ * other tenant's entries for ever (test/stores/redis-store.test.ts, "16 tenants claimed in turn").
  */
 const SWEEP_EVERY = 16;
 const SWEEP_BUDGET = 64;
@@ -100,8 +104,6 @@ export class RedisStore implements IdempotencyStore {
   readonly #subscriber: SettleSubscriber;
   /** Pending waits, failed when the store closes. */
   readonly #waits = new Set<(error: Error) => void>();
-  /** Claims sent, from a random start: one in SWEEP_EVERY asks for the index sweep. */
-  #claimsSent = Math.floor(Math.random() * SWEEP_EVERY);
 
   /**
    * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
@@ -157,7 +159,7 @@ export class RedisStore implements IdempotencyStore {
         options.runId ?? '',
         options.callId ?? '',
         options.description ?? '',
-        this.#claimsSent++ % SWEEP_EVERY === 0 ? SWEEP_BUDGET : 0,
+        Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply));
