@@ -2,16 +2,20 @@ import { CliError, ExitCode } from './exit-codes.js';
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
-/** `10m`, `2h`, `30s`, `1d`, `500ms` or a whole number of milliseconds. @throws CliError (usage) */
+/**
+ * `10m`, `2h`, `30s`, `1d` or `500ms`: a whole number WITH its unit. A bare number is refused: read
+ * as milliseconds, `--retention 7` kept a resolved outcome for 7 ms, after which the call it
+ * settled could run again. @throws CliError (usage)
+ */
 export function parseDuration(option: string, text: string): number {
-  const match = /^(\d+)(ms|s|m|h|d)?$/.exec(text.trim());
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
   if (match === null) {
     throw new CliError(
-      `${option} must be a duration like 30s, 10m, 2h or 1d, got ${JSON.stringify(text)}`,
+      `${option} must be a whole number with its unit (ms, s, m, h or d), like 30s, 10m, 2h or 1d; got ${JSON.stringify(text)}`,
       ExitCode.usage,
     );
   }
-  const value = Number(match[1]) * (UNITS[match[2] ?? 'ms'] as number);
+  const value = Number(match[1]) * (UNITS[match[2] as string] as number);
   if (!Number.isSafeInteger(value)) throw new CliError(`${option} is too long: ${text}`, ExitCode.usage);
   return value;
 }

@@ -36,7 +36,10 @@ function buildProgram(
   const program = new Command('toolfence')
     .description('List, inspect and settle the tool calls toolfence keeps (docs/operations.md).')
     .addOption(
-      new Option('--store <url>', 'redis://…, postgres://… or sqlite:PATH (default: TOOLFENCE_STORE)'),
+      new Option(
+        '--store <url>',
+        'redis://…, rediss://…, postgres://… or sqlite:PATH (default: TOOLFENCE_STORE)',
+      ),
     )
     .option('--prefix <prefix>', 'Redis key prefix of the RedisStore (default toolfence)')
     .option('--schema <schema>', 'PostgreSQL schema of the PostgresStore (default toolfence)')
@@ -44,6 +47,8 @@ function buildProgram(
     .option('--tenant <tenant>', 'the tenant (default: TOOLFENCE_TENANT, else "default")')
     .option('--json', 'one JSON object per line')
     .showHelpAfterError()
+    // `toolfence list --help` shows --store, --tenant and --json too (they go before or after it).
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({
       writeOut: (text) => io.stdout.write(mask(text, holder.location)),
@@ -76,7 +81,7 @@ function registerReadCommands(program: Command, run: Run, tenantGiven: () => boo
     .option('--tool <tool>', 'only this tool')
     .option(
       '--older-than <duration>',
-      'only records in their state for at least this long (30s, 10m, 2h, 1d)',
+      'only records in their state for at least this long (with a unit: 30s, 10m, 2h, 1d)',
     )
     .option('--limit <n>', 'most records shown (default 100)')
     .option('--order <order>', 'oldest (default) or newest first')
@@ -107,7 +112,10 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .requiredOption('--outcome <json>', 'what the call returned, as JSON')
     .option('--by <name>', 'who decides (default: TOOLFENCE_OPERATOR, else your login)')
     .option('--reason <text>', 'why, in your words')
-    .option('--retention <duration>', 'how long the outcome is kept (default 1d)')
+    .option(
+      '--retention <duration>',
+      'how long the outcome is kept, with a unit: 30m, 12h, 7d (default 1d); the call may run again after it',
+    )
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
     .action((key: string, flags: SettleFlags) =>
