@@ -99,6 +99,31 @@ describe('fenceTools: the stops of parallel calls', () => {
     expect(refunds).toHaveLength(2); // the repeat was indeterminate, not re-run
   });
 
+  it('one stopped call: the error itself carries the SDK tool call id (callsOf names it too)', async () => {
+    const { guard } = guardWithEvents();
+    const { tools } = refundTools({ fail: true });
+    const fenced = fenceTools(tools, {
+      guard,
+      policies: { refundOrder: { ...effectful, keyArguments: ['orderId'] } },
+      runId: 'r-one',
+    });
+    const result = await generateText({
+      model: scriptedModel([
+        [{ toolName: 'refundOrder', input: { orderId: 'C-3', cents: 900 }, toolCallId: 'call_c' }],
+        'Refunded.',
+      ]),
+      tools: fenced,
+      prompt: 'refund one',
+      stopWhen: [stepCountIs(5), stopOnIndeterminate()],
+    });
+    const stop = stopErrorOf(result);
+    expect(IndeterminateOutcomeError.isInstance(stop)).toBe(true);
+    expect((stop as IndeterminateOutcomeError).callId).toBe('call_c');
+    expect(StepStoppedError.callsOf(stop as IndeterminateOutcomeError).map((call) => call.callId)).toEqual([
+      'call_c',
+    ]);
+  });
+
   it('stopErrorOf finds a stop in a rejection, a cause chain, an AggregateError and a tool-error part', () => {
     const one = new IndeterminateOutcomeError({
       key: 'k1',

@@ -9,7 +9,9 @@ export class ExecutionAbandonedError extends ToolfenceError {
   readonly tool: string;
   readonly attempt: number;
   readonly fence: number;
-  constructor(details: { key: string; tool: string; attempt: number; fence: number }) {
+  /** The SDK's tool call id of the call that stopped (`GuardedCall.callId`), when it had one. */
+  readonly callId: string | undefined;
+  constructor(details: { key: string; tool: string; attempt: number; fence: number; callId?: string }) {
     super(
       'EXECUTION_ABANDONED',
       `Tool "${details.tool}" was abandoned after ${details.attempt} lost attempt(s) ` +
@@ -20,6 +22,7 @@ export class ExecutionAbandonedError extends ToolfenceError {
     this.tool = details.tool;
     this.attempt = details.attempt;
     this.fence = details.fence;
+    this.callId = details.callId;
   }
   static override isInstance(error: unknown): error is ExecutionAbandonedError {
     return ToolfenceError.hasCode(error, 'EXECUTION_ABANDONED');

@@ -13,6 +13,8 @@ export class IndeterminateOutcomeError extends ToolfenceError {
   readonly fence: number;
   /** What made the outcome unknown: the error's type name as recorded. */
   readonly reasonType: string;
+  /** The SDK's tool call id of the call that stopped (`GuardedCall.callId`), when it had one. */
+  readonly callId: string | undefined;
   constructor(
     details: {
       key: string;
@@ -21,6 +23,7 @@ export class IndeterminateOutcomeError extends ToolfenceError {
       fence: number;
       reasonType: string;
       reason: string;
+      callId?: string;
     },
     options?: { cause?: unknown },
   ) {
@@ -37,6 +40,7 @@ export class IndeterminateOutcomeError extends ToolfenceError {
     this.attempt = details.attempt;
     this.fence = details.fence;
     this.reasonType = details.reasonType;
+    this.callId = details.callId;
   }
   static override isInstance(error: unknown): error is IndeterminateOutcomeError {
     return ToolfenceError.hasCode(error, 'INDETERMINATE_OUTCOME');

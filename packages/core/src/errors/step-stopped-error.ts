@@ -63,12 +63,12 @@ export class StepStoppedError extends ToolfenceError {
 
   /**
    * The stopped calls a stop stands for: `stops` of a `StepStoppedError`, else the one error as a
-   * single entry (its call id unknown: `undefined`).
+   * single entry (its `callId`: the SDK's tool call id the guard was given, else `undefined`).
    */
   static callsOf(
     stop: StepStoppedError | IndeterminateOutcomeError | ExecutionAbandonedError,
   ): readonly StoppedToolCall[] {
     if (StepStoppedError.isInstance(stop)) return stop.stops;
-    return [{ key: stop.key, tool: stop.tool, callId: undefined, error: stop }];
+    return [{ key: stop.key, tool: stop.tool, callId: stop.callId, error: stop }];
   }
 }

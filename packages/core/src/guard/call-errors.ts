@@ -1,9 +1,11 @@
+import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { LeaseLostError } from '../errors/lease-lost-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
 import { Idempotency, type ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordedError } from '../store/idempotency-store.js';
+import type { CallState } from './call-state.js';
 import type { LeaseLossReason } from './lease-keeper.js';
 
 // How the guard describes, classifies and builds the errors of a call.
@@ -64,25 +66,39 @@ export function recordLost(): Error {
   return error;
 }
 
-/** An EFFECTFUL call's unknown outcome, for the caller. */
+/** An EFFECTFUL call's unknown outcome, for the caller of `state`'s call. */
 export function indeterminateOutcomeError(
-  key: string,
-  tool: string,
+  state: CallState,
   attempt: { readonly attempt: number; readonly fence: number },
   reason: RecordedError,
   options?: { cause?: unknown },
 ): IndeterminateOutcomeError {
   return new IndeterminateOutcomeError(
     {
-      key,
-      tool,
+      key: state.ref.key,
+      tool: state.call.tool,
       attempt: attempt.attempt,
       fence: attempt.fence,
       reasonType: reason.type,
       reason: reason.message,
+      ...(state.call.callId === undefined ? {} : { callId: state.call.callId }),
     },
     options,
   );
+}
+
+/** An IDEMPOTENT call given up after `attempt` lost attempts, for the caller of `state`'s call. */
+export function executionAbandonedError(
+  state: CallState,
+  attempt: { readonly attempt: number; readonly fence: number },
+): ExecutionAbandonedError {
+  return new ExecutionAbandonedError({
+    key: state.ref.key,
+    tool: state.call.tool,
+    attempt: attempt.attempt,
+    fence: attempt.fence,
+    ...(state.call.callId === undefined ? {} : { callId: state.call.callId }),
+  });
 }
 
 /** A store's error as the guard reports it: toolfence errors as they are, others as unavailable (rule G6). */

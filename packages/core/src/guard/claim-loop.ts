@@ -1,4 +1,3 @@
-import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
@@ -14,7 +13,13 @@ import type {
 } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
 import { type AcquiredClaim, runAttempt } from './attempt.js';
-import { asStoreError, describeError, indeterminateOutcomeError, recordLost } from './call-errors.js';
+import {
+  asStoreError,
+  describeError,
+  executionAbandonedError,
+  indeterminateOutcomeError,
+  recordLost,
+} from './call-errors.js';
 import {
   type Answer,
   type Body,
@@ -214,7 +219,7 @@ function answerWhenUnreachable<T>(
   const attempt = progress.lastAttempt ?? NO_ATTEMPT;
   // Listeners hear every indeterminate answer, also this one (the record could not be read).
   runtime.emit('tool.indeterminate', state, attempt, { error: reason });
-  throw indeterminateOutcomeError(state.ref.key, state.call.tool, attempt, reason, { cause: error });
+  throw indeterminateOutcomeError(state, attempt, reason, { cause: error });
 }
 
 /**
@@ -230,7 +235,7 @@ async function afterLostRecord<T>(
   claim: AcquiredClaim,
   progress: CallProgress,
 ): Promise<Answer<T> | typeof RUN_AGAIN> {
-  const { ref, policy, call } = state;
+  const { ref, policy } = state;
   const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
   const own = progress.ownResult;
   if (own !== undefined) {
@@ -249,12 +254,7 @@ async function afterLostRecord<T>(
   }
   if (progress.executions >= policy.maxAttempts) {
     await runtime.releaseQuietly(ref, holder);
-    const error = new ExecutionAbandonedError({
-      key: ref.key,
-      tool: call.tool,
-      attempt: progress.executions,
-      fence: claim.fence,
-    });
+    const error = executionAbandonedError(state, { attempt: progress.executions, fence: claim.fence });
     runtime.emit('tool.abandoned', state, attemptInfo, { error: describeError(recordLost()) });
     throw error;
   }
@@ -282,10 +282,10 @@ function answerSettled<T>(runtime: GuardRuntime, state: CallState, claim: Settle
     case 'indeterminate': {
       const error = record.error ?? { type: 'Unknown', message: 'no reason recorded' };
       runtime.emit('tool.indeterminate', state, record, { error });
-      throw indeterminateOutcomeError(key, tool, record, error);
+      throw indeterminateOutcomeError(state, record, error);
     }
     case 'abandoned':
       runtime.emit('tool.abandoned', state, record, { error: record.error });
-      throw new ExecutionAbandonedError({ key, tool, attempt: record.attempt, fence: record.fence });
+      throw executionAbandonedError(state, record);
   }
 }

@@ -144,7 +144,7 @@ export class GuardRuntime {
       // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
     }
     this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    return indeterminateOutcomeError(state.ref.key, state.call.tool, attemptInfo, recorded, { cause: error });
+    return indeterminateOutcomeError(state, attemptInfo, recorded, { cause: error });
   }
 
   /** A store operation whose failure is reported as the guard reports store errors. */

@@ -45,7 +45,7 @@ export function answerInterruption<T>(
     return cause;
   }
   runtime.emit('tool.indeterminate', state, info, { error: recordedCause, durationMs });
-  return indeterminateOutcomeError(state.ref.key, state.call.tool, info, recordedCause, { cause });
+  return indeterminateOutcomeError(state, info, recordedCause, { cause });
 }
 
 /** Settle the claim of an interrupted body when it settles; the lease is kept until then. */
