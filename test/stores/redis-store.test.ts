@@ -84,6 +84,18 @@ function newStore(on: Redis, options: { commandTimeoutMs?: number } = {}): Redis
   return created;
 }
 
+/** A seeded generator of numbers in [0, 1) (mulberry32), to stand in for Math.random. */
+function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 describe('claims', () => {
   it('lets exactly one of 50 racing claims from 5 connections acquire; the others see busy', async () => {
     const stores = await Promise.all(Array.from({ length: 5 }, async () => newStore(await newClient())));
@@ -407,14 +419,22 @@ describe('retention and forget', () => {
     // A store counting its claims and sweeping on every 16th swept only the tenant that happened
     // to come at that count: with 16 tenants claimed in turn (a batch loop over tenants) the other
     // 15 tenants' expiry indexes kept every entry of their expired records for ever.
+    // The store's 1-in-16 draw comes from a seeded generator here, so the test is exact: with
+    // Math.random a tenant is never swept in 64 claims with p = (15/16)^64 = 1.6 %, and two of 16
+    // tenants (the bound below) about 3 % of the time.
+    const draws = vi.spyOn(Math, 'random').mockImplementation(seededRandom(0x5eed));
     const sweeping = new RedisStore({ client, prefix });
     extraStores.push(sweeping);
     const tenants = Array.from({ length: 16 }, (_, at) => `turns-${at}-${randomUUID()}`);
     const rounds = 64;
-    for (let round = 0; round < rounds; round++) {
-      for (const tenant of tenants) {
-        await acquire(newRef(tenant), { leaseMs: 1, retentionMs: 1 }, sweeping);
+    try {
+      for (let round = 0; round < rounds; round++) {
+        for (const tenant of tenants) {
+          await acquire(newRef(tenant), { leaseMs: 1, retentionMs: 1 }, sweeping);
+        }
       }
+    } finally {
+      draws.mockRestore();
     }
     await sleep(20); // every record is past its retention now
     const now = await redisNowMs();
@@ -430,15 +450,20 @@ describe('retention and forget', () => {
 
   it('sweeps when every key is claimed twice (new, then a repeat that never sweeps)', async () => {
     // Counted, the sweep fell on the repeats only for half the stores (the parity of their start).
+    const draws = vi.spyOn(Math, 'random').mockImplementation(seededRandom(0xc1a1));
     const sweeping = new RedisStore({ client, prefix });
     extraStores.push(sweeping);
     const tenant = `twice-${randomUUID()}`;
     const keys = 256;
-    for (let count = 0; count < keys; count++) {
-      const ref = newRef(tenant);
-      const options = claimOptions({ leaseMs: 1, retentionMs: 1 });
-      await sweeping.claim(ref, options);
-      await sweeping.claim(ref, options);
+    try {
+      for (let count = 0; count < keys; count++) {
+        const ref = newRef(tenant);
+        const options = claimOptions({ leaseMs: 1, retentionMs: 1 });
+        await sweeping.claim(ref, options);
+        await sweeping.claim(ref, options);
+      }
+    } finally {
+      draws.mockRestore();
     }
     await sleep(20);
     const stale = await client.zcount(tenantNames(prefix, tenant).expiry, '-inf', await redisNowMs());
