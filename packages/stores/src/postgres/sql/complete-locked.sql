@@ -7,14 +7,7 @@
 -- @include lock-current
 , change AS (
   UPDATE {{table}} AS record
-  SET
-    state = 'completed',
-    outcome = $5,
-    outcome_bytes = $7::bytea,
-    error_type = NULL,
-    error_message = NULL,
-    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond',
-    updated_at = date_trunc('milliseconds', statement_timestamp())
+-- @include complete-writes
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state <> 'completed' AND current.fence = $3::bigint AND current.owner = $4

@@ -6,14 +6,7 @@
 -- (`ambiguous` → the store sends complete-locked.sql).
 WITH change AS (
   UPDATE {{table}} AS record
-  SET
-    state = 'completed',
-    outcome = $5,
-    outcome_bytes = $7::bytea,
-    error_type = NULL,
-    error_message = NULL,
-    expires_at = statement_timestamp() + $6::float8 * interval '1 millisecond',
-    updated_at = date_trunc('milliseconds', statement_timestamp())
+-- @include complete-writes
   WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
     AND record.state <> 'completed' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING 1

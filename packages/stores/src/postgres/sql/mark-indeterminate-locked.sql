@@ -6,12 +6,7 @@
 -- @include lock-current
 , change AS (
   UPDATE {{table}} AS record
-  SET
-    state = 'indeterminate',
-    error_type = $5,
-    error_message = $6,
-    expires_at = statement_timestamp() + $7::float8 * interval '1 millisecond',
-    updated_at = date_trunc('milliseconds', statement_timestamp())
+-- @include mark-writes
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4

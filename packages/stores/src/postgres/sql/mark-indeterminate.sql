@@ -5,12 +5,7 @@
 -- (`ambiguous` → the store sends mark-indeterminate-locked.sql).
 WITH change AS (
   UPDATE {{table}} AS record
-  SET
-    state = 'indeterminate',
-    error_type = $5,
-    error_message = $6,
-    expires_at = statement_timestamp() + $7::float8 * interval '1 millisecond',
-    updated_at = date_trunc('milliseconds', statement_timestamp())
+-- @include mark-writes
   WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
     AND record.state = 'in_progress' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING 1

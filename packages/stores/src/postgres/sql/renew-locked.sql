@@ -15,12 +15,7 @@ WITH current AS (
   FOR UPDATE
 ), renewed AS (
   UPDATE {{table}} AS record
-  SET
-    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
-    expires_at = greatest(
-      record.expires_at,
-      statement_timestamp() + ($5::float8 + record.retention_ms) * interval '1 millisecond'
-    )
+-- @include renew-writes
   FROM current
   WHERE record.tenant = current.tenant AND record.key = current.key
     AND current.state = 'in_progress' AND current.fence = $3::bigint AND current.owner = $4

@@ -10,12 +10,7 @@
 -- first) → the store sends renew-locked.sql, which answers from the newest version.
 WITH renewed AS (
   UPDATE {{table}} AS record
-  SET
-    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
-    expires_at = greatest(
-      record.expires_at,
-      statement_timestamp() + ($5::float8 + record.retention_ms) * interval '1 millisecond'
-    )
+-- @include renew-writes
   WHERE record.tenant = $1 AND record.key = $2 AND record.expires_at > statement_timestamp()
     AND record.state = 'in_progress' AND record.fence = $3::bigint AND record.owner = $4
   RETURNING floor(extract(epoch FROM record.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms

@@ -1,0 +1,8 @@
+-- What renew.sql and renew-locked.sql write: the lease ($5 ms), and the retention deadline pushed
+-- to at least lease + the claim's retention.
+  SET
+    lease_expires_at = statement_timestamp() + $5::float8 * interval '1 millisecond',
+    expires_at = greatest(
+      record.expires_at,
+      statement_timestamp() + ($5::float8 + record.retention_ms) * interval '1 millisecond'
+    )
