@@ -23,6 +23,7 @@ import pg from 'pg';
 import { connectPostgres, databaseUrl } from '../support/postgres.js';
 import { connectRedis, deletePrefix, redisUrl } from '../support/redis.js';
 import { killRedisServers, startRedisServer } from '../support/redis-server.js';
+import { seededRandom } from '../support/seeded-random.js';
 import { type StallingProxy, startStallingProxy } from '../support/stalling-proxy.js';
 import {
   checkHistory,
@@ -226,17 +227,6 @@ export function killAllWorkers(): void {
   allChildren.clear();
 }
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 // ---- the services ----
@@ -371,7 +361,7 @@ async function postgresBackend(runTag: string): Promise<Backend> {
 
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunReport> {
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const rng = mulberry32(seed);
+  const rng = seededRandom(seed);
   const log = options.log ?? (() => undefined);
   const workerCount = options.workers ?? 4;
   const leaseMs = options.leaseMs ?? 500;

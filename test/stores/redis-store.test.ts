@@ -20,6 +20,7 @@ import {
   sleep,
   startRedisServer,
 } from '../support/redis.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 const prefix = randomPrefix('store');
 let client: Redis;
@@ -82,18 +83,6 @@ function newStore(on: Redis, options: { commandTimeoutMs?: number } = {}): Redis
   const created = new RedisStore({ client: on, prefix, ...options });
   extraStores.push(created);
   return created;
-}
-
-/** A seeded generator of numbers in [0, 1) (mulberry32), to stand in for Math.random. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('claims', () => {
