@@ -42,6 +42,20 @@ export function outcome100(id: number): Record<string, unknown> {
   return { ...shell, detail: 'x'.repeat(Math.max(0, padding)) };
 }
 
+/** The store-level claim options the probes under bench/probes/ send for `owner` (a day's retention). */
+export function probeClaimOptions(owner: string) {
+  return {
+    tool: 'place_order',
+    fingerprint: 'f'.repeat(64),
+    owner,
+    leaseMs: 30000,
+    retentionMs: 86400000,
+    mode: 'at-least-once' as const,
+    maxAttempts: 3,
+    checkFingerprint: false,
+  };
+}
+
 export const idempotentPolicy: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT };
 export const effectfulPolicy: IdempotencyPolicy = { kind: Idempotency.EFFECTFUL };
 

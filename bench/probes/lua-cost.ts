@@ -3,6 +3,7 @@
 // store) and of stripped-down variants, on a private redis-server (port 6455), sequential calls.
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../packages/stores/src/redis/index.js';
+import { probeClaimOptions } from '../lib/workloads.js';
 
 const client = new Redis({ port: 6455 });
 const store = new RedisStore({ client, prefix: 'lc' });
@@ -34,16 +35,7 @@ async function usecPerCall(label: string, run: (i: number) => Promise<unknown>) 
   console.log(label.padEnd(58), samples[2]!.toFixed(2), 'µs/call');
   return samples[2]!;
 }
-const opts = (owner: string) => ({
-  tool: 'place_order',
-  fingerprint: 'f'.repeat(64),
-  owner,
-  leaseMs: 30000,
-  retentionMs: 86400000,
-  mode: 'at-least-once' as const,
-  maxAttempts: 3,
-  checkFingerprint: false,
-});
+const opts = probeClaimOptions;
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 const key = (i: number) => 'k'.repeat(64 - String(i).length) + i;
 // Real scripts through the store.

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
+import { probeClaimOptions } from '../lib/workloads.js';
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5461/test',
@@ -36,16 +37,7 @@ const oldSql = renderSql(
   ),
   internals.names.placeholders,
 );
-const opts = (owner: string) => ({
-  tool: 'place_order',
-  fingerprint: 'f'.repeat(64),
-  owner,
-  leaseMs: 30000,
-  retentionMs: 86400000,
-  mode: 'at-least-once' as const,
-  maxAttempts: 3,
-  checkFingerprint: false,
-});
+const opts = probeClaimOptions;
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 const target = { tenant: 'default', key: 'a'.repeat(64) };
 const owner = randomUUID();

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
+import { probeClaimOptions } from '../lib/workloads.js';
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5452/test',
@@ -24,16 +25,7 @@ const stat = async () =>
   ).rows[0];
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 const key = (i: number) => i.toString(16).padStart(64, '0');
-const opts = (owner: string) => ({
-  tool: 'place_order',
-  fingerprint: 'f'.repeat(64),
-  owner,
-  leaseMs: 30000,
-  retentionMs: 86400000,
-  mode: 'at-least-once' as const,
-  maxAttempts: 3,
-  checkFingerprint: false,
-});
+const opts = probeClaimOptions;
 async function measure(label: string, op: (i: number) => Promise<unknown>) {
   await pool.query('SELECT pg_stat_force_next_flush()').catch(() => {});
   const s0 = await stat();

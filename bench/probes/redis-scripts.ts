@@ -10,6 +10,7 @@
 // scripts ran, per call (exact, whatever the load).
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../packages/stores/src/redis/index.js';
+import { probeClaimOptions } from '../lib/workloads.js';
 
 const port = Number((process.env.BENCH_REDIS_PORTS ?? '6471').split(',')[0]);
 const client = new Redis({ port });
@@ -44,16 +45,7 @@ async function usecPerCall(label: string, run: (i: number) => Promise<unknown>):
   );
   return samples[2]!;
 }
-const opts = (owner: string) => ({
-  tool: 'place_order',
-  fingerprint: 'f'.repeat(64),
-  owner,
-  leaseMs: 30000,
-  retentionMs: 86400000,
-  mode: 'at-least-once' as const,
-  maxAttempts: 3,
-  checkFingerprint: false,
-});
+const opts = probeClaimOptions;
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 const ref = (i: number) => ({ tenant: 'default', key: 'k'.repeat(64 - String(i).length) + i });
 const claimed: { fence: number; owner: string }[] = [];
