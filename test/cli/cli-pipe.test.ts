@@ -101,6 +101,7 @@ describe('toolfence in a pipeline', () => {
     expect(list.code).toBe(2);
     const withUnit = await runCli([...base, 'list', '--older-than', '0s', '--limit', '1', '--json']);
     expect(withUnit.code, withUnit.stderr).toBe(0);
-    expect(withUnit.json).toHaveLength(1);
+    expect(withUnit.records).toHaveLength(1);
+    expect(withUnit.page).toMatchObject({ records: 1, more: true });
   }, 60_000);
 });

@@ -11,6 +11,10 @@ export interface CliRun {
   readonly stderr: string;
   /** stdout as JSON lines. */
   readonly json: Record<string, unknown>[];
+  /** The JSON lines but `list --json`'s last one (`{ page }`). */
+  readonly records: Record<string, unknown>[];
+  /** `list --json`'s last line: how many records, whether more exist, the cursor, where it read. */
+  readonly page: Record<string, unknown> | undefined;
 }
 
 export function runCli(
@@ -42,7 +46,9 @@ export function runCli(
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-      resolve({ code, stdout, stderr, json });
+      const records = json.filter((line) => !('page' in line));
+      const page = json.find((line) => 'page' in line)?.page as Record<string, unknown> | undefined;
+      resolve({ code, stdout, stderr, json, records, page });
     });
     child.stdin.end(options.input ?? '');
   });

@@ -43,8 +43,9 @@ export async function operatorScenario(store: IdempotencyStore, storeArgs: reado
 
   const listed = await cli(['list', '--json']);
   expect(listed.code, listed.stderr).toBe(0);
-  expect(listed.json.map((line) => line.key).sort()).toEqual([first, second].sort());
-  for (const line of listed.json) {
+  expect(listed.records.map((line) => line.key).sort()).toEqual([first, second].sort());
+  expect(listed.page).toMatchObject({ records: 2, more: false, tenant });
+  for (const line of listed.records) {
     expect(line).toMatchObject({
       state: 'indeterminate',
       listedState: 'indeterminate',
@@ -56,12 +57,12 @@ export async function operatorScenario(store: IdempotencyStore, storeArgs: reado
   }
   const readable = await cli(['list']);
   expect(readable.code).toBe(0);
-  expect(readable.stdout).toMatch(/^STATE\s+AGE\s+TOOL\s+KEY/);
+  expect(readable.stdout).toMatch(/^STATE\s+IN_STATE\s+SINCE_CLAIM\s+TOOL\s+KEY/);
   expect(readable.stdout).toContain('refund A-100 EUR 30');
   expect(readable.stdout).toContain(first);
   const completedOnly = await cli(['list', '--state', 'completed', '--json']);
-  expect(completedOnly.json).toHaveLength(1);
-  expect(completedOnly.json[0]).not.toHaveProperty('outcome');
+  expect(completedOnly.records).toHaveLength(1);
+  expect(completedOnly.records[0]).not.toHaveProperty('outcome');
 
   const inspected = await cli(['inspect', first]);
   expect(inspected.code).toBe(0);

@@ -1,8 +1,10 @@
 // What every command shares: where the store is, the tenant, the output, and a Guard on the store
 // (resolutions go through `guard.resolve`, so each one is audited and emits `tool.resolved`).
-import { Guard, type GuardEvent, type IdempotencyStore } from '@toolfence/core';
-import { openStore, type StoreNamespace } from './open-store.js';
-import type { Output } from './output.js';
+import { checkRecordRef, Guard, type GuardEvent, type IdempotencyStore } from '@toolfence/core';
+import { CliError, ExitCode } from './exit-codes.js';
+import { type Access, type OpenStore, openStore, type StoreNamespace } from './open-store.js';
+import type { Output, Place } from './output.js';
+import type { Masker } from './secrets.js';
 import { parseStoreLocation, type StoreLocation } from './store-url.js';
 
 /** The global options, as commander gives them. */
@@ -21,34 +23,65 @@ export interface CommandContext {
   readonly output: Output;
   /** Events the guard emitted while the command ran. */
   readonly events: GuardEvent[];
+  /** Where the command reads: printed with every "nothing found". */
+  readonly place: Place;
+  /** The open store's namespace probe and options (open-store.ts). */
+  readonly opened: OpenStore;
 }
 
-/** The location of the store, kept so every message can be masked with its secrets. */
+/** The masking of every printed line, fed with the store's secrets once its location is parsed. */
 export interface LocationHolder {
   location: StoreLocation | undefined;
+  readonly masker: Masker;
 }
 
-/** Opens the store, runs `work` with a guard on it, always closes the store. */
+export type Work = (store: IdempotencyStore, guard: Guard, context: CommandContext) => Promise<number>;
+
+/** The tenant of the command, checked. @throws CliError (usage) */
+export function tenantOf(options: GlobalOptions, env: NodeJS.ProcessEnv): string {
+  const tenant = options.tenant ?? (env.TOOLFENCE_TENANT || 'default');
+  try {
+    checkRecordRef({ tenant, key: 'k' });
+  } catch (error) {
+    throw new CliError(`--tenant: ${(error as Error).message}`, ExitCode.usage);
+  }
+  return tenant;
+}
+
+/**
+ * Checks every option, opens the store (read-only for `access: 'read'` where the store can),
+ * runs `work` with a guard on it, and always closes the store.
+ */
 export async function withStore(
   options: GlobalOptions,
   env: NodeJS.ProcessEnv,
   output: Output,
   holder: LocationHolder,
-  work: (store: IdempotencyStore, guard: Guard, context: CommandContext) => Promise<number>,
+  work: Work,
+  access: Access = 'write',
 ): Promise<number> {
   const location = parseStoreLocation(options.store ?? env.TOOLFENCE_STORE);
   holder.location = location;
+  holder.masker.add(location.target);
   const namespace: StoreNamespace = {
     ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
     ...(options.schema === undefined ? {} : { schema: options.schema }),
     ...(options.table === undefined ? {} : { table: options.table }),
   };
-  const opened = await openStore(location, namespace);
+  const tenant = tenantOf(options, env);
+  const opened = await openStore(location, namespace, access);
   const events: GuardEvent[] = [];
-  const tenant = options.tenant ?? (env.TOOLFENCE_TENANT || 'default');
+  const place = { store: location.shown, namespace: opened.namespace, tenant };
   try {
     const guard = new Guard({ store: opened.store, tenant, onEvent: (event) => events.push(event) });
-    return await work(opened.store, guard, { tenant, json: options.json === true, output, events });
+    return await work(opened.store, guard, {
+      tenant,
+      json: options.json === true,
+      output,
+      events,
+      place,
+      opened,
+    });
   } finally {
     await opened.close().catch(() => undefined);
   }

@@ -10,12 +10,21 @@ import {
   StoreUnavailableError,
 } from '@toolfence/core';
 import { Command, CommanderError, Option } from 'commander';
-import { type GlobalOptions, type LocationHolder, withStore } from './context.js';
+import { type GlobalOptions, type LocationHolder, type Work, withStore } from './context.js';
+import { jsonLine, safeLine } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
 import type { Output } from './output.js';
-import { forgetCommand, inspectCommand, type SettleFlags, settleCommand } from './settle-commands.js';
-import { mask } from './store-url.js';
+import { checkKeyArgument } from './key-lookup.js';
+import type { Access } from './open-store.js';
+import { maskerFor } from './secrets.js';
+import {
+  checkSettleInput,
+  forgetCommand,
+  inspectCommand,
+  type SettleFlags,
+  settleCommand,
+} from './settle-commands.js';
 
 /** What the CLI reads and writes (the process's own streams in bin.ts; pipes in tests). */
 export interface CliIo {
@@ -51,11 +60,11 @@ function buildProgram(
     .configureHelp({ showGlobalOptions: true })
     .exitOverride()
     .configureOutput({
-      writeOut: (text) => io.stdout.write(mask(text, holder.location)),
-      writeErr: (text) => io.stderr.write(mask(text, holder.location)),
+      writeOut: (text) => io.stdout.write(holder.masker.mask(text)),
+      writeErr: (text) => io.stderr.write(holder.masker.mask(text)),
     });
-  const run: Run = (work) => async () => {
-    setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work));
+  const run: Run = (work, access) => async () => {
+    setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work, access));
   };
   const tenantGiven = () =>
     program.opts<GlobalOptions>().tenant !== undefined || Boolean(io.env.TOOLFENCE_TENANT);
@@ -65,7 +74,8 @@ function buildProgram(
   return program;
 }
 
-type Run = (work: Parameters<typeof withStore>[4]) => () => Promise<void>;
+/** Runs a command's work on the store; `read` opens it read-only where the store can. */
+type Run = (work: Work, access?: Access) => () => Promise<void>;
 
 /** list, inspect, stats. */
 function registerReadCommands(program: Command, run: Run, tenantGiven: () => boolean): void {
@@ -85,22 +95,22 @@ function registerReadCommands(program: Command, run: Run, tenantGiven: () => boo
     )
     .option('--limit <n>', 'most records shown (default 100)')
     .option('--order <order>', 'oldest (default) or newest first')
-    .action((flags: ListFlags) =>
-      run((_store, guard, context) => listCommand(guard, context, flags, tenantGiven()))(),
-    );
+    .option('--cursor <cursor>', 'go on from where a listing stopped (the cursor --json or the table printed)')
+    .action((flags: ListFlags) => run(listCommand(flags, tenantGiven()), 'read')());
   program
     .command('inspect')
     .description('a record (with its outcome) and its resolution history')
-    .argument('<key>', 'the idempotency key')
-    .action((key: string) => run((_store, guard, context) => inspectCommand(guard, context, key))());
+    .argument('<key>', 'the idempotency key, or a unique abbreviation of it (9c1f0a, 9c1f…e07a)')
+    .action((key: string) => {
+      checkKeyArgument(key);
+      return run((_store, guard, context) => inspectCommand(guard, context, key), 'read')();
+    });
   program
     .command('stats')
     .description('records per state and tool')
     .option('--all-tenants', 'every tenant')
     .option('--tool <tool>', 'only this tool')
-    .action((flags: ListFlags) =>
-      run((_store, guard, context) => statsCommand(guard, context, flags, tenantGiven()))(),
-    );
+    .action((flags: ListFlags) => run(statsCommand(flags, tenantGiven()), 'read')());
 }
 
 /** resolve, release, forget. */
@@ -118,9 +128,10 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     )
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
-    .action((key: string, flags: SettleFlags) =>
-      run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))(),
-    );
+    .action((key: string, flags: SettleFlags) => {
+      checkSettleInput(key, flags, 'resolve');
+      return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))();
+    });
   program
     .command('release')
     .description('the call did not happen: free the key so the call may run again')
@@ -129,9 +140,10 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--reason <text>', 'why, in your words')
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
-    .action((key: string, flags: SettleFlags) =>
-      run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))(),
-    );
+    .action((key: string, flags: SettleFlags) => {
+      checkSettleInput(key, flags, 'release');
+      return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))();
+    });
   program
     .command('forget')
     .description('erase every record of --tenant (asks to confirm unless --yes)')
@@ -145,10 +157,12 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
 
 /** Runs the CLI on `argv` (without `node` and the script). Resolves to the exit code. */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
-  const holder: LocationHolder = { location: undefined };
+  const holder: LocationHolder = { location: undefined, masker: maskerFor(argv, io.env) };
   const output: Output = {
-    out: (line) => io.stdout.write(`${mask(line, holder.location)}\n`),
-    err: (line) => io.stderr.write(`${mask(line, holder.location)}\n`),
+    out: (line) => io.stdout.write(`${safeLine(holder.masker.mask(line))}\n`),
+    err: (line) => io.stderr.write(`${safeLine(holder.masker.mask(line))}\n`),
+    // Exact: only known secrets are masked (a URL in a record's text is the record's).
+    json: (value) => io.stdout.write(`${holder.masker.maskKnown(jsonLine(value))}\n`),
   };
   let code: number = ExitCode.done;
   const program = buildProgram(io, output, holder, (value) => {
@@ -172,7 +186,9 @@ function report(error: unknown, output: Output): number {
       : ExitCode.usage;
   }
   if (error instanceof CliError) {
-    output.err(`toolfence: ${error.message}`);
+    // Its own lines (store text in it is escaped already).
+    for (const [index, line] of error.message.split('\n').entries())
+      output.err(index === 0 ? `toolfence: ${line}` : line);
     return error.exitCode;
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);

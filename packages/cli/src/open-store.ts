@@ -1,7 +1,10 @@
 // Opens the store a `--store` names, with the namespace options the stores take (`--prefix` for
-// Redis, `--schema` and `--table` for PostgreSQL, `--table` for SQLite). Connects before any
-// command runs, so an unreachable store is exit 3 with a message that names it (masked), never a
-// hang. The drivers are the application's own (peer dependencies), imported only when used.
+// Redis, `--schema` and `--table` for PostgreSQL, `--table` for SQLite). The store is built (and
+// its options checked) before anything connects, so a bad option is exit 2 at once; then it
+// connects, so an unreachable store is exit 3 within CONNECT_TIMEOUT_MS, never a hang. Whatever
+// was opened is closed on every path. The drivers are the application's own (peer dependencies),
+// imported only when used. Read-only commands open read-only where the store can (SQLite, and
+// PostgreSQL sessions with default_transaction_read_only).
 import { existsSync } from 'node:fs';
 import type { IdempotencyStore } from '@toolfence/core';
 import { CliError, ExitCode } from './exit-codes.js';
@@ -14,24 +17,65 @@ export interface StoreNamespace {
   readonly table?: string;
 }
 
-/** An open store and how to let go of it. */
+/** What a command may do to the store. */
+export type Access = 'read' | 'write';
+
+/** An open store, where it is, and how to let go of it. */
 export interface OpenStore {
   readonly store: IdempotencyStore;
+  /** The namespace read, as it may be printed: `prefix "toolfence"`, `schema "x" table "y"`. */
+  readonly namespace: string;
+  /** The namespace options as given or defaulted (for --json). */
+  readonly namespaceOptions: Readonly<Record<string, string>>;
+  /**
+   * Whether the namespace holds anything of toolfence's at all (Redis: any key under the prefix;
+   * PostgreSQL and SQLite: the tables exist, which a read already showed), and, when it does not,
+   * the namespaces nearby that do (other Redis prefixes).
+   */
+  probe(): Promise<{ readonly hasData: boolean; readonly elsewhere: readonly string[] }>;
   close(): Promise<void>;
 }
 
 /** Longest wait for the store to answer, in ms (connection and each operation). */
-const CONNECT_TIMEOUT_MS = 5000;
+export const CONNECT_TIMEOUT_MS = 5000;
 
-/** @throws CliError (store unavailable, or a driver that is not installed) */
-export async function openStore(location: StoreLocation, namespace: StoreNamespace): Promise<OpenStore> {
+const DEFAULT_PREFIX = 'toolfence';
+const DEFAULT_SCHEMA = 'toolfence';
+
+/**
+ * Options that belong to another kind of store are refused: `--prefix` on PostgreSQL would be
+ * ignored, and the records read would be the default namespace's. @throws CliError (usage)
+ */
+export function checkNamespaceFor(location: StoreLocation, namespace: StoreNamespace): void {
+  const allowed: Record<StoreLocation['kind'], readonly (keyof StoreNamespace)[]> = {
+    redis: ['prefix'],
+    postgres: ['schema', 'table'],
+    sqlite: ['table'],
+  };
+  for (const option of ['prefix', 'schema', 'table'] as const) {
+    if (namespace[option] !== undefined && !allowed[location.kind].includes(option)) {
+      throw new CliError(
+        `--${option} is not an option of the ${location.kind} store (${location.kind === 'redis' ? '--prefix' : location.kind === 'postgres' ? '--schema, --table' : '--table'} are)`,
+        ExitCode.usage,
+      );
+    }
+  }
+}
+
+/** @throws CliError (usage for a bad option, store unavailable, or a driver that is not installed) */
+export async function openStore(
+  location: StoreLocation,
+  namespace: StoreNamespace,
+  access: Access,
+): Promise<OpenStore> {
+  checkNamespaceFor(location, namespace);
   switch (location.kind) {
     case 'redis':
       return openRedis(location, namespace);
     case 'postgres':
-      return openPostgres(location, namespace);
+      return openPostgres(location, namespace, access);
     case 'sqlite':
-      return openSqlite(location, namespace);
+      return openSqlite(location, namespace, access);
   }
 }
 
@@ -53,6 +97,18 @@ function unavailable(location: StoreLocation, error: unknown): CliError {
   );
 }
 
+/** A store's constructor refusing an option is the operator's input: exit 2, nothing opened. */
+function build<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (error instanceof TypeError) throw new CliError(error.message, ExitCode.usage);
+    throw error;
+  }
+}
+
+const quoted = (text: string) => JSON.stringify(text);
+
 async function openRedis(location: StoreLocation, namespace: StoreNamespace): Promise<OpenStore> {
   const { Redis } = await driver('ioredis', () => import('ioredis'));
   const { RedisStore } = await import('@toolfence/stores/redis');
@@ -64,27 +120,63 @@ async function openRedis(location: StoreLocation, namespace: StoreNamespace): Pr
     retryStrategy: () => null,
   });
   client.on('error', () => undefined);
+  const prefix = namespace.prefix ?? DEFAULT_PREFIX;
+  let store: InstanceType<typeof RedisStore>;
   try {
+    store = build(() => new RedisStore({ client, prefix, operationTimeoutMs: CONNECT_TIMEOUT_MS }));
     await client.connect();
   } catch (error) {
     client.disconnect();
-    throw unavailable(location, error);
+    throw error instanceof CliError ? error : unavailable(location, error);
   }
-  const store = new RedisStore({
-    client,
-    ...(namespace.prefix === undefined ? {} : { prefix: namespace.prefix }),
-    operationTimeoutMs: CONNECT_TIMEOUT_MS,
-  });
   return {
     store,
+    namespace: `prefix ${quoted(prefix)}`,
+    namespaceOptions: { prefix },
+    probe: () => probeRedis(client, prefix),
     close: async () => {
-      await store.close();
-      client.disconnect();
+      try {
+        await store.close();
+      } finally {
+        client.disconnect();
+      }
     },
   };
 }
 
-async function openPostgres(location: StoreLocation, namespace: StoreNamespace): Promise<OpenStore> {
+/** SCAN's MATCH syntax escaped. */
+const escapeGlob = (text: string) => text.replace(/[\\*?[\]]/g, '\\$&');
+
+/** Keys under `prefix`, else the prefixes that hold toolfence keys (SCAN: the operator's rare path). */
+async function probeRedis(
+  client: import('ioredis').Redis,
+  prefix: string,
+): Promise<{ hasData: boolean; elsewhere: string[] }> {
+  const scan = async (match: string, enough: (keys: string[]) => boolean) => {
+    const found: string[] = [];
+    const deadline = Date.now() + CONNECT_TIMEOUT_MS;
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+      found.push(...keys);
+      cursor = next;
+    } while (cursor !== '0' && !enough(found) && Date.now() < deadline);
+    return found;
+  };
+  const own = await scan(`${escapeGlob(prefix)}:*`, (keys) => keys.length > 0);
+  if (own.length > 0) return { hasData: true, elsewhere: [] };
+  const prefixes = new Set<string>();
+  for (const key of await scan('*:v2:[rijx]:{*', (keys) => keys.length >= 1000)) {
+    prefixes.add(key.slice(0, key.lastIndexOf(':v2:', key.indexOf(':{'))));
+  }
+  return { hasData: false, elsewhere: [...prefixes].sort().slice(0, 10) };
+}
+
+async function openPostgres(
+  location: StoreLocation,
+  namespace: StoreNamespace,
+  access: Access,
+): Promise<OpenStore> {
   const pg = await driver('pg', () => import('pg'));
   const { PostgresStore } = await import('@toolfence/stores/postgres');
   const Pool = (pg.default ?? pg).Pool;
@@ -92,40 +184,79 @@ async function openPostgres(location: StoreLocation, namespace: StoreNamespace):
     connectionString: location.target,
     max: 2,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A read-only command cannot write, whatever a statement would do.
+    ...(access === 'read' ? { options: '-c default_transaction_read_only=on' } : {}),
   });
   pool.on('error', () => undefined);
+  const schema = namespace.schema ?? DEFAULT_SCHEMA;
+  let store: InstanceType<typeof PostgresStore>;
   try {
+    store = build(
+      () =>
+        new PostgresStore({
+          pool,
+          schema,
+          ...(namespace.table === undefined ? {} : { table: namespace.table }),
+          operationTimeoutMs: CONNECT_TIMEOUT_MS,
+        }),
+    );
     const client = await pool.connect();
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw unavailable(location, error);
+    throw error instanceof CliError ? error : unavailable(location, error);
   }
-  const store = new PostgresStore({
-    pool,
-    ...(namespace.schema === undefined ? {} : { schema: namespace.schema }),
-    ...(namespace.table === undefined ? {} : { table: namespace.table }),
-    operationTimeoutMs: CONNECT_TIMEOUT_MS,
-  });
   return {
     store,
+    namespace: `schema ${quoted(schema)}${namespace.table === undefined ? '' : ` table ${quoted(namespace.table)}`}`,
+    namespaceOptions: { schema, ...(namespace.table === undefined ? {} : { table: namespace.table }) },
+    probe: async () => ({ hasData: true, elsewhere: [] }),
     close: async () => {
-      await store.close();
-      await pool.end();
+      try {
+        await store.close();
+      } finally {
+        await pool.end();
+      }
     },
   };
 }
 
-async function openSqlite(location: StoreLocation, namespace: StoreNamespace): Promise<OpenStore> {
+async function openSqlite(
+  location: StoreLocation,
+  namespace: StoreNamespace,
+  access: Access,
+): Promise<OpenStore> {
+  await driver('better-sqlite3', () => import('better-sqlite3'));
+  const { SQLiteStore } = await import('@toolfence/stores/sqlite');
+  const open = (readOnly: boolean) =>
+    build(
+      () =>
+        new SQLiteStore({
+          path: location.target,
+          ...(namespace.table === undefined ? {} : { table: namespace.table }),
+          readOnly,
+        }),
+    );
+  let store = open(true);
   if (!existsSync(location.target)) {
     // Opening would create an empty database: an operator mistyped the path.
     throw new CliError(`no SQLite database at ${location.shown}`, ExitCode.storeUnavailable);
   }
-  await driver('better-sqlite3', () => import('better-sqlite3'));
-  const { SQLiteStore } = await import('@toolfence/stores/sqlite');
-  const store = new SQLiteStore({
-    path: location.target,
-    ...(namespace.table === undefined ? {} : { table: namespace.table }),
-  });
-  return { store, close: () => store.close() };
+  if (access === 'write') {
+    // A writable open puts the file in WAL mode: first make sure it is a toolfence database.
+    try {
+      await store.get({ tenant: 'toolfence-cli-probe', key: 'probe' });
+    } finally {
+      await store.close();
+    }
+    store = open(false);
+  }
+  const table = namespace.table ?? 'toolfence_records';
+  return {
+    store,
+    namespace: `table ${quoted(table)}`,
+    namespaceOptions: { table },
+    probe: async () => ({ hasData: true, elsewhere: [] }),
+    close: () => store.close(),
+  };
 }

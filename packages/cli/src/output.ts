@@ -1,11 +1,16 @@
 // How the CLI prints: readable tables by default, one JSON object per line with --json.
 import type { IdempotencyRecord, ListedRecord, ResolutionEntry } from '@toolfence/core';
 import { formatAge } from './durations.js';
+import { visible } from './escape.js';
 
-/** Where the CLI writes; every line goes through the masking of secrets. */
+/**
+ * Where the CLI writes. Every line is masked of secrets; human lines (`out`, `err`) have their
+ * control characters escaped; `json` writes one exact JSON object per line.
+ */
 export interface Output {
   out(line: string): void;
   err(line: string): void;
+  json(value: unknown): void;
 }
 
 /** A table with a header row, columns padded to their widest cell (the last one is not padded). */
@@ -27,26 +32,32 @@ export function shownState(record: ListedRecord, nowMs: number): string {
   return record.state;
 }
 
-/** Rows of `toolfence list`. */
+/** Rows of `toolfence list`: every cell from the store shown as text (escape.ts). */
 export function listRows(records: readonly ListedRecord[], nowMs: number, withTenant: boolean): string[][] {
   return records.map((record) => [
     shownState(record, nowMs),
     formatAge(nowMs - (record.updatedAtMs ?? nowMs)),
-    ...(withTenant ? [record.tenant] : []),
-    record.tool,
-    record.key,
+    record.claimedAtMs === undefined ? '-' : formatAge(nowMs - record.claimedAtMs),
+    ...(withTenant ? [visible(record.tenant)] : []),
+    visible(record.tool),
+    visible(record.key),
     String(record.attempt),
-    record.runId ?? '-',
-    record.description ?? '-',
-    record.error === undefined ? '-' : `${record.error.type}: ${oneLine(record.error.message, 60)}`,
+    record.runId === undefined ? '-' : visible(record.runId),
+    record.description === undefined ? '-' : visible(record.description),
+    record.error === undefined
+      ? '-'
+      : `${visible(record.error.type)}: ${shorten(visible(record.error.message), 60)}`,
   ]);
 }
 
-export const LIST_HEADER = ['STATE', 'AGE', 'TOOL', 'KEY', 'ATTEMPT', 'RUN', 'DESCRIPTION', 'ERROR'];
-export const LIST_HEADER_ALL_TENANTS = [
+/**
+ * IN_STATE: time since the record entered its current state (the claim of an in-progress one, the
+ * settlement of the others); SINCE_CLAIM: time since its current attempt claimed the key.
+ */
+export const LIST_HEADER = [
   'STATE',
-  'AGE',
-  'TENANT',
+  'IN_STATE',
+  'SINCE_CLAIM',
   'TOOL',
   'KEY',
   'ATTEMPT',
@@ -54,48 +65,66 @@ export const LIST_HEADER_ALL_TENANTS = [
   'DESCRIPTION',
   'ERROR',
 ];
+export const LIST_HEADER_ALL_TENANTS = [...LIST_HEADER.slice(0, 3), 'TENANT', ...LIST_HEADER.slice(3)];
 
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+function shorten(text: string, max: number): string {
+  // Cut on a code point, never inside an escape's backslash pair.
+  const points = Array.from(text);
+  if (points.length <= max) return text;
+  let cut = points.slice(0, max - 1).join('');
+  if (/(^|[^\\])(\\\\)*\\$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
 
-/** `toolfence inspect`: the record (outcome included) and its resolution history. */
+/** Where a command read: the store (masked), the namespace and the tenant. */
+export interface Place {
+  readonly store: string;
+  readonly namespace: string;
+  readonly tenant: string;
+}
+
+/** `toolfence inspect`: the record (outcome included) and its resolution history, a field a line. */
 export function inspectLines(
   key: string,
-  tenant: string,
+  place: Place,
   record: IdempotencyRecord | null,
   history: readonly ResolutionEntry[],
 ): string[] {
-  const lines = [`key       ${key}`, `tenant    ${tenant}`];
+  const text = (value: string | undefined) => (value === undefined ? '-' : visible(value));
+  const lines = [
+    `key       ${visible(key)}`,
+    `tenant    ${visible(place.tenant)}`,
+    `store     ${place.store} ${visible(place.namespace)}`,
+  ];
   if (record === null) {
     lines.push('record    none (never claimed, released, forgotten, or past its retention)');
   } else {
     lines.push(
       `state     ${record.state}`,
-      `tool      ${record.tool}`,
+      `tool      ${text(record.tool)}`,
       `attempt   ${record.attempt} (fence ${record.fence})`,
-      `holder    --fence ${record.fence} --owner ${record.owner}`,
-      `run       ${record.runId ?? '-'}`,
-      `call      ${record.callId ?? '-'}`,
-      `describe  ${record.description ?? '-'}`,
+      `holder    --fence ${record.fence} --owner ${text(record.owner)}`,
+      `run       ${text(record.runId)}`,
+      `call      ${text(record.callId)}`,
+      `describe  ${text(record.description)}`,
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
       `lease     ${iso(record.leaseExpiresAtMs)}`,
       `expires   ${iso(record.expiresAtMs)}`,
     );
-    if (record.error !== undefined) lines.push(`error     ${record.error.type}: ${record.error.message}`);
-    if (record.outcome !== undefined) lines.push(`outcome   ${record.outcome}`);
+    if (record.error !== undefined)
+      lines.push(`error     ${text(record.error.type)}: ${text(record.error.message)}`);
+    if (record.outcome !== undefined) lines.push(`outcome   ${text(record.outcome)}`);
   }
   if (history.length === 0) {
     lines.push('resolved  never');
   } else {
     lines.push('resolutions (newest first):');
     for (const entry of history) {
-      const who = entry.by === undefined ? '' : ` by ${entry.by}`;
-      const why = entry.reason === undefined ? '' : `: ${entry.reason}`;
+      const who = entry.by === undefined ? '' : ` by ${text(entry.by)}`;
+      const why = entry.reason === undefined ? '' : `: ${text(entry.reason)}`;
       lines.push(
         `  ${iso(entry.atMs)}  ${entry.action} (was ${entry.fromState}, attempt ${entry.attempt})${who}${why}`,
       );

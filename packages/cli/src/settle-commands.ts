@@ -1,20 +1,27 @@
 // `toolfence inspect`, `resolve`, `release` and `forget`: one record, or one tenant.
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
-import type { Guard, Holder, IdempotencyStore, ResolveResult } from '@toolfence/core';
+import { checkResolutionAudit, type Guard, type Holder, type IdempotencyStore, type ResolveResult } from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { parseDuration } from './durations.js';
 import { CliError, ExitCode } from './exit-codes.js';
+import { visible } from './escape.js';
+import { checkKeyArgument, findKey } from './key-lookup.js';
 import { inspectLines } from './output.js';
+import { emptyNamespace, placeJson } from './place.js';
 
-export async function inspectCommand(guard: Guard, context: CommandContext, key: string): Promise<number> {
+export async function inspectCommand(guard: Guard, context: CommandContext, given: string): Promise<number> {
+  const key = await findKey(guard, context, given);
   const [record, history] = await Promise.all([guard.inspect(key), guard.resolutions(key)]);
+  const found = record !== null || history.length > 0;
+  const empty = found ? undefined : await emptyNamespace(guard, context);
   if (context.json) {
-    context.output.out(JSON.stringify({ key, tenant: context.tenant, record, resolutions: history }));
+    context.output.json({ key, tenant: context.tenant, record, resolutions: history, ...placeJson(context) });
   } else {
-    for (const line of inspectLines(key, context.tenant, record, history)) context.output.out(line);
+    for (const line of inspectLines(key, context.place, record, history)) context.output.out(line);
   }
-  return record === null && history.length === 0 ? ExitCode.notFound : ExitCode.done;
+  if (empty !== undefined) context.output.err(empty);
+  return found ? ExitCode.done : empty === undefined ? ExitCode.notFound : ExitCode.storeUnavailable;
 }
 
 export interface SettleFlags {
@@ -43,6 +50,36 @@ export function expectedHolderOf(flags: SettleFlags): Holder | undefined {
   return { fence, owner: flags.owner };
 }
 
+/**
+ * Everything `resolve` / `release` are given, checked before anything connects: the key, the
+ * outcome's JSON, the holder, the retention, `--by` and `--reason`. @throws CliError (usage)
+ */
+export function checkSettleInput(key: string, flags: SettleFlags, action: 'resolve' | 'release'): void {
+  checkKeyArgument(key);
+  if (action === 'resolve') outcomeOf(flags);
+  expectedHolderOf(flags);
+  if (flags.retention !== undefined) parseDuration('--retention', flags.retention);
+  try {
+    checkResolutionAudit({
+      ...(flags.by === undefined ? {} : { by: flags.by }),
+      ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+    });
+  } catch (error) {
+    throw new CliError((error as Error).message, ExitCode.usage);
+  }
+}
+
+/** `--outcome` parsed. @throws CliError (usage) */
+function outcomeOf(flags: SettleFlags): { outcome: unknown } {
+  if (flags.outcome === undefined)
+    throw new CliError('resolve needs --outcome JSON (what the call returned)', ExitCode.usage);
+  try {
+    return { outcome: JSON.parse(flags.outcome) as unknown };
+  } catch (error) {
+    throw new CliError(`--outcome is not JSON: ${(error as Error).message}`, ExitCode.usage);
+  }
+}
+
 /** Who resolves: `--by`, else TOOLFENCE_OPERATOR, else the login name. */
 function operatorOf(flags: SettleFlags, env: NodeJS.ProcessEnv): string | undefined {
   if (flags.by !== undefined) return flags.by;
@@ -58,25 +95,17 @@ function operatorOf(flags: SettleFlags, env: NodeJS.ProcessEnv): string | undefi
 export async function settleCommand(
   guard: Guard,
   context: CommandContext,
-  key: string,
+  given: string,
   flags: SettleFlags,
   env: NodeJS.ProcessEnv,
   action: 'resolve' | 'release',
 ): Promise<number> {
-  let resolution: { outcome: unknown } | { released: true };
-  if (action === 'resolve') {
-    if (flags.outcome === undefined)
-      throw new CliError('resolve needs --outcome JSON (what the call returned)', ExitCode.usage);
-    try {
-      resolution = { outcome: JSON.parse(flags.outcome) as unknown };
-    } catch (error) {
-      throw new CliError(`--outcome is not JSON: ${(error as Error).message}`, ExitCode.usage);
-    }
-  } else {
-    resolution = { released: true };
-  }
+  const resolution: { outcome: unknown } | { released: true } =
+    action === 'resolve' ? outcomeOf(flags) : { released: true };
   const expect = expectedHolderOf(flags);
   const by = operatorOf(flags, env);
+  const key = await findKey(guard, context, given);
+  const shownKey = visible(key);
   const result: ResolveResult = await guard.resolve(key, resolution, {
     tenant: context.tenant,
     ...(expect === undefined ? {} : { expect }),
@@ -86,27 +115,25 @@ export async function settleCommand(
   });
   const event = context.events.find((each) => each.type === 'tool.resolved');
   if (context.json) {
-    context.output.out(
-      JSON.stringify({ key, tenant: context.tenant, ...result, ...(event === undefined ? {} : { event }) }),
-    );
+    context.output.json({ key, tenant: context.tenant, ...result, ...(event === undefined ? {} : { event }) });
   } else if (result.status === 'resolved') {
     const what =
       action === 'resolve' ? 'completed with the given outcome' : 'released: the call may run again';
-    context.output.out(`${key}: ${what} (by ${by ?? 'unknown'}; event tool.resolved)`);
+    context.output.out(`${shownKey}: ${what} (by ${visible(by ?? 'unknown')}; event tool.resolved)`);
   } else if (result.status === 'not_found') {
     context.output.err(
-      `${key}: no record in tenant ${JSON.stringify(context.tenant)} (released, forgotten or past retention?)`,
+      `${shownKey}: no record in tenant ${JSON.stringify(context.tenant)} of ${context.place.store} ${context.place.namespace} (released, forgotten or past retention?)`,
     );
   } else if (result.status === 'changed') {
     const now = result.record;
     const since = expect === undefined ? 'since it was read' : 'since you inspected it';
     context.output.err(
-      `${key}: the record changed ${since}, nothing was settled: it is now ${now.state}, attempt ${now.attempt} (--fence ${now.fence} --owner ${now.owner})` +
-        `${expect === undefined ? '' : `, not --fence ${expect.fence} --owner ${expect.owner}`}; inspect it again before deciding`,
+      `${shownKey}: the record changed ${since}, nothing was settled: it is now ${now.state}, attempt ${now.attempt} (--fence ${now.fence} --owner ${visible(now.owner)})` +
+        `${expect === undefined ? '' : `, not --fence ${expect.fence} --owner ${visible(expect.owner)}`}; inspect it again before deciding`,
     );
   } else {
     context.output.err(
-      `${key}: not resolvable: the record is ${result.record.state} (only indeterminate or abandoned records are)`,
+      `${shownKey}: not resolvable: the record is ${result.record.state} (only indeterminate or abandoned records are)`,
     );
   }
   return result.status === 'resolved' ? ExitCode.done : ExitCode.notFound;
@@ -142,7 +169,7 @@ export async function forgetCommand(
     }
   }
   const erased = await store.forget({ tenant: context.tenant });
-  if (context.json) context.output.out(JSON.stringify({ tenant: context.tenant, erased }));
+  if (context.json) context.output.json({ tenant: context.tenant, erased });
   else context.output.out(`erased ${erased} record(s) of tenant ${JSON.stringify(context.tenant)}`);
   return ExitCode.done;
 }

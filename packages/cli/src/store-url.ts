@@ -1,6 +1,7 @@
 // Where the records are: `--store` (or TOOLFENCE_STORE) names the store the application uses.
 // Passwords never leave this file unmasked: every message the CLI prints goes through `mask`.
 import { CliError, ExitCode } from './exit-codes.js';
+import { Masker, maskUrl, secretsOf } from './secrets.js';
 
 export type StoreKind = 'redis' | 'postgres' | 'sqlite';
 
@@ -9,9 +10,9 @@ export interface StoreLocation {
   readonly kind: StoreKind;
   /** The URL or path to connect with (may hold a password: never print it, print `shown`). */
   readonly target: string;
-  /** The location as it may be printed: the password replaced by `***`. */
+  /** The location as it may be printed: the password and every secret parameter replaced by `***`. */
   readonly shown: string;
-  /** Secrets to mask in any text printed (the password, raw and URL-encoded). */
+  /** Secrets to mask in any text printed (each in every form it may be printed in). */
   readonly secrets: readonly string[];
 }
 
@@ -35,9 +36,12 @@ export function parseStoreLocation(location: string | undefined): StoreLocation 
   }
   let url: URL;
   try {
-    url = new URL(location);
+    // As pg-connection-string does before parsing: a space or a stray `%` is encoded first.
+    url = new URL(/ |%[^a-f0-9]|%[a-f0-9][^a-f0-9]/i.test(location) ? encodeURI(location) : location);
   } catch {
-    throw new CliError(`--store is not a URL or sqlite:PATH (${maskLoose(location)})`, ExitCode.usage);
+    const scheme = /^([a-z][a-z0-9+.-]*:)/i.exec(location)?.[1] ?? '';
+    // Unparsed, nothing of it is known to be safe to print but its scheme.
+    throw new CliError(`--store is not a URL or sqlite:PATH (${scheme}…)`, ExitCode.usage);
   }
   const kind = kindOf(url.protocol);
   if (kind === undefined) {
@@ -46,10 +50,7 @@ export function parseStoreLocation(location: string | undefined): StoreLocation 
       ExitCode.usage,
     );
   }
-  const secrets = url.password === '' ? [] : [url.password, safeDecode(url.password)];
-  const shownUrl = new URL(location);
-  if (shownUrl.password !== '') shownUrl.password = '***';
-  return { kind, target: location, shown: shownUrl.toString(), secrets };
+  return { kind, target: location, shown: maskUrl(location), secrets: secretsOf(location) };
 }
 
 function kindOf(protocol: string): StoreKind | undefined {
@@ -58,24 +59,9 @@ function kindOf(protocol: string): StoreKind | undefined {
   return undefined;
 }
 
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
-/** A location that did not even parse: hide everything between `//` and `@`. */
-function maskLoose(text: string): string {
-  return text.replace(/\/\/[^@/]*@/, '//***@');
-}
-
-/** `text` with every secret of `location` replaced by `***`. */
+/** `text` with every secret of `location` replaced by `***`, and any URL's credentials masked. */
 export function mask(text: string, location: StoreLocation | undefined): string {
-  let masked = text;
-  for (const secret of location?.secrets ?? []) {
-    if (secret !== '') masked = masked.split(secret).join('***');
-  }
-  return maskLoose(masked);
+  const masker = new Masker();
+  if (location !== undefined) masker.add(location.target);
+  return masker.mask(text);
 }

@@ -26,7 +26,8 @@ function applyMigrations(db: RecordsDatabase, connection: Connection): number[] 
 }
 
 /** The versions this call applied. */
-export function ensureSchema(db: RecordsDatabase): Promise<number[]> {
+export async function ensureSchema(db: RecordsDatabase): Promise<number[]> {
+  db.assertWritable('ensureSchema');
   return db.withLock('ensureSchema', (connection) => {
     const versions = connection.immediate(() => applyMigrations(db, connection)) as number[];
     // Statements that failed to prepare before the table existed are prepared again on use.

@@ -100,15 +100,20 @@ export class RecordsDatabase {
     let db: Database.Database | undefined;
     try {
       // busy_timeout 0: a locked database is waited for by withLock(), off the event loop.
-      db = new Database(this.settings.path, { timeout: 0 });
-      const mode = db.pragma('journal_mode = WAL', { simple: true });
-      if (mode !== 'wal') {
-        throw new StoreConfigurationError(
-          STORE,
-          `${this.settings.path} cannot be put in WAL mode (journal_mode is ${String(mode)}); use a file on a local filesystem`,
-        );
+      if (this.settings.readOnly) {
+        db = new Database(this.settings.path, { timeout: 0, readonly: true, fileMustExist: true });
+        this.checkRecordsTable(db);
+      } else {
+        db = new Database(this.settings.path, { timeout: 0 });
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (mode !== 'wal') {
+          throw new StoreConfigurationError(
+            STORE,
+            `${this.settings.path} cannot be put in WAL mode (journal_mode is ${String(mode)}); use a file on a local filesystem`,
+          );
+        }
+        db.pragma(`synchronous = ${this.settings.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       }
-      db.pragma(`synchronous = ${this.settings.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
       const opened = db;
       const file = realpathSync(this.settings.path);
       const runInTransaction = opened.transaction((work: () => unknown) => work());
@@ -133,6 +138,29 @@ export class RecordsDatabase {
         // Already broken; the open error is the one to report.
       }
       throw error;
+    }
+  }
+
+  /** A read-only open finds the records table, or says the file is not a toolfence database. */
+  private checkRecordsTable(db: Database.Database): void {
+    const found = db
+      .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?")
+      .get(this.settings.table);
+    if (found === undefined) {
+      throw new StoreConfigurationError(
+        STORE,
+        `${this.settings.path} is not a toolfence database: it has no table ${this.site.tableName} (the application creates it with \`await store.ensureSchema()\`)`,
+      );
+    }
+  }
+
+  /** @throws StoreConfigurationError when the store was opened read-only. */
+  assertWritable(operation: string): void {
+    if (this.settings.readOnly) {
+      throw new StoreConfigurationError(
+        STORE,
+        `${operation} writes, and this SQLiteStore (${this.settings.path}) was opened with readOnly: true`,
+      );
     }
   }
 
@@ -187,6 +215,7 @@ export class RecordsDatabase {
    * `decision`, COMMIT. Nothing is committed when it throws.
    */
   decide<T>(operation: string, decision: (now: number) => Decided<T>): Promise<Decided<T>> {
+    this.assertWritable(operation);
     return this.withLock(
       operation,
       (connection) => connection.immediate(() => decision(this.now())) as Decided<T>,
@@ -206,6 +235,7 @@ export class RecordsDatabase {
     return this.withLock(operation, (connection) => {
       const answered = answer(this.now());
       if (answered !== undefined) return { result: answered };
+      this.assertWritable(operation);
       return connection.immediate(() => decision(this.now())) as Decided<T>;
     });
   }

@@ -38,6 +38,15 @@ export interface SQLiteStoreOptions {
    * processes' commits within about a millisecond. Default `true`; `false` polls instead.
    */
   readonly watchWal?: boolean;
+  /**
+   * Open the file read-only (default `false`): for tools that only look (the `toolfence` CLI's
+   * `list`, `inspect`, `stats`). The file must exist and hold the records table; nothing is written
+   * to it, not even the WAL mode or `synchronous` pragma, so a file that is not a toolfence database
+   * stays byte-identical. `get`, `list`, `resolutions` and `waitForSettle` work; every write and
+   * `ensureSchema` throw `StoreConfigurationError`, and a missing table or a file that is no
+   * SQLite database is a `StoreConfigurationError` at the first operation.
+   */
+  readonly readOnly?: boolean;
   /** Clock for leases and retention. Default `Date` (the host clock). Inject one to test time. */
   readonly clock?: Clock;
   /** Failures of background work (the change signal). Default: ignored. */
@@ -58,6 +67,7 @@ export interface SQLiteSettings {
   readonly synchronous: 'full' | 'normal';
   readonly pollIntervalMs: number;
   readonly watchWal: boolean;
+  readonly readOnly: boolean;
   readonly clock: Clock;
   readonly onBackgroundError: (error: unknown) => void;
 }
@@ -93,6 +103,9 @@ export function checkSQLiteOptions(options: SQLiteStoreOptions): SQLiteSettings 
   if (!Number.isSafeInteger(pollIntervalMs) || pollIntervalMs < 1) {
     throw new TypeError('SQLiteStore: `pollIntervalMs` must be a whole number of milliseconds >= 1');
   }
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') {
+    throw new TypeError('SQLiteStore: `readOnly` must be a boolean');
+  }
   return {
     path,
     table,
@@ -100,6 +113,7 @@ export function checkSQLiteOptions(options: SQLiteStoreOptions): SQLiteSettings 
     synchronous,
     pollIntervalMs,
     watchWal: options.watchWal ?? true,
+    readOnly: options.readOnly === true,
     clock: options.clock ?? Date,
     onBackgroundError: options.onBackgroundError ?? (() => undefined),
   };
