@@ -107,8 +107,8 @@ describe('the operator loop', () => {
     // On call: what is waiting for me?
     const waiting = await say(['list', '--json']);
     expect(waiting.code, waiting.stderr).toBe(0);
-    expect(waiting.json).toHaveLength(1);
-    const [record] = waiting.json as Array<{
+    expect(waiting.records).toHaveLength(1);
+    const [record] = waiting.records as Array<{
       key: string;
       description: string;
       runId: string;
@@ -132,7 +132,7 @@ describe('the operator loop', () => {
       'R-1 in the provider ledger',
     ]);
     expect(resolved.code, resolved.stderr).toBe(0);
-    expect((await say(['list', '--json'])).json).toEqual([]);
+    expect((await say(['list', '--json'])).records).toEqual([]);
 
     const resumed = await agent.invoke(null, thread);
     const toolMessages = resumed.messages.filter((message): message is ToolMessage =>
@@ -192,7 +192,7 @@ describe('the operator loop', () => {
     expect(provider.ledger).toEqual(['B-1:12']);
 
     const waiting = await say(['list', '--json', '--tool', 'refundOrder']);
-    const byDescription = new Map(waiting.json.map((line) => [line.description, line.key as string]));
+    const byDescription = new Map(waiting.records.map((line) => [line.description, line.key as string]));
     expect([...byDescription.keys()].sort()).toEqual(['refundOrder B-1 EUR 12', 'refundOrder B-2 EUR 12']);
     expect(
       (
