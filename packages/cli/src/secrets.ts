@@ -23,17 +23,21 @@ function decode(text: string, plusIsSpace: boolean): string {
   }
 }
 
-/** Every form `raw` (as typed in a URL) may be printed in. */
-function formsOf(raw: string, plusIsSpace: boolean): string[] {
-  const decoded = decode(raw, plusIsSpace);
+/**
+ * Every form `raw` (as typed in a URL) may be printed in. Both readings of `+` (a space in a query,
+ * itself in userinfo) are kept: which one a driver uses is its own business.
+ */
+function formsOf(raw: string): string[] {
   const forms = new Set([
     raw,
     raw.replace(/%[0-9a-f]{2}/gi, (escape) => escape.toUpperCase()),
     raw.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
-    decoded,
-    encodeURIComponent(decoded),
-    new URLSearchParams({ v: decoded }).toString().slice(2),
   ]);
+  for (const decoded of [decode(raw, false), decode(raw, true)]) {
+    forms.add(decoded);
+    forms.add(encodeURIComponent(decoded));
+    forms.add(new URLSearchParams({ v: decoded }).toString().slice(2));
+  }
   for (const form of [...forms]) forms.add(JSON.stringify(form).slice(1, -1));
   return [...forms].filter((form) => form !== '');
 }
@@ -55,7 +59,7 @@ export function secretsOf(location: string): string[] {
     const at = parts.authority.lastIndexOf('@');
     const userinfo = at === -1 ? '' : parts.authority.slice(0, at);
     const colon = userinfo.indexOf(':');
-    if (colon !== -1) secrets.push(...formsOf(userinfo.slice(colon + 1), false));
+    if (colon !== -1) secrets.push(...formsOf(userinfo.slice(colon + 1)));
   }
   const query = location.indexOf('?');
   if (query !== -1) {
@@ -65,7 +69,7 @@ export function secretsOf(location: string): string[] {
       const equals = pair.indexOf('=');
       if (equals === -1) continue;
       if (SENSITIVE_NAME.test(decode(pair.slice(0, equals), true))) {
-        secrets.push(...formsOf(pair.slice(equals + 1), true));
+        secrets.push(...formsOf(pair.slice(equals + 1)));
       }
     }
   }
@@ -116,7 +120,7 @@ export class Masker {
   /** Adds the secrets of a connection string, or a secret value as it is. */
   add(text: string | undefined, kind: 'url' | 'value' = 'url'): void {
     if (text === undefined || text === '') return;
-    const found = kind === 'url' ? secretsOf(text) : formsOf(text, false);
+    const found = kind === 'url' ? secretsOf(text) : formsOf(text);
     // Longest first: a secret that contains another is replaced whole.
     this.secrets = [...new Set([...this.secrets, ...found])].sort((a, b) => b.length - a.length);
   }
