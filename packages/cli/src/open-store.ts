@@ -97,6 +97,25 @@ function unavailable(location: StoreLocation, error: unknown): CliError {
   );
 }
 
+/**
+ * `promise`, or a rejection once CONNECT_TIMEOUT_MS passed: ioredis' connectTimeout covers the TCP
+ * connect only, and a server that accepts but never answers would keep `connect()` waiting.
+ */
+async function withDeadline<T>(promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer to ${what} within ${CONNECT_TIMEOUT_MS} ms`)),
+      CONNECT_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A store's constructor refusing an option is the operator's input: exit 2, nothing opened. */
 function build<T>(make: () => T): T {
   try {
@@ -124,7 +143,7 @@ async function openRedis(location: StoreLocation, namespace: StoreNamespace): Pr
   let store: InstanceType<typeof RedisStore>;
   try {
     store = build(() => new RedisStore({ client, prefix, operationTimeoutMs: CONNECT_TIMEOUT_MS }));
-    await client.connect();
+    await withDeadline(client.connect(), 'connect');
   } catch (error) {
     client.disconnect();
     throw error instanceof CliError ? error : unavailable(location, error);
