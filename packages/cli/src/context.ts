@@ -1,6 +1,12 @@
 // What every command shares: where the store is, the tenant, the output, and a Guard on the store
 // (resolutions go through `guard.resolve`, so each one is audited and emits `tool.resolved`).
-import { checkRecordRef, Guard, type GuardEvent, type IdempotencyStore } from '@toolfence/core';
+import {
+  checkRecordRef,
+  Guard,
+  type GuardEvent,
+  type IdempotencyStore,
+  StoreConfigurationError,
+} from '@toolfence/core';
 import { CliError, ExitCode } from './exit-codes.js';
 import { type Access, type OpenStore, openStore, type StoreNamespace } from './open-store.js';
 import type { Output, Place } from './output.js';
@@ -82,6 +88,15 @@ export async function withStore(
       place,
       opened,
     });
+  } catch (error) {
+    // A missing schema or table, a file that is no toolfence database: say where it looked.
+    if (StoreConfigurationError.isInstance(error)) {
+      throw new CliError(
+        `${(error as Error).name}: ${(error as Error).message} (read ${place.store} ${place.namespace})`,
+        ExitCode.storeUnavailable,
+      );
+    }
+    throw error;
   } finally {
     await opened.close().catch(() => undefined);
   }
