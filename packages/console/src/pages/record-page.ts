@@ -2,6 +2,7 @@
 // may do with it, and who settled it before.
 import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
 import { formatTime, stateLabel } from '../format.js';
+import type { OutcomeExample } from '../outcome-shape.js';
 import { href, html, type SafeHtml } from '../html.js';
 import { type PageFrame, page } from './layout.js';
 import { resolutionHistory } from './resolution-history.js';
@@ -36,6 +37,8 @@ export interface RecordView {
   /** A notice after an action: `completed`, `released`. */
   readonly done?: string | undefined;
   readonly again?: FormAgain | undefined;
+  /** The shape of the tool's recorded outcomes, beside the outcome field (outcome-shape.ts). */
+  readonly outcomeExample?: OutcomeExample | undefined;
 }
 
 function facts(record: IdempotencyRecord): SafeHtml {
@@ -82,6 +85,16 @@ function problemFor(view: RecordView, action: 'complete' | 'release'): SafeHtml 
   return html`<p class="notice bad" role="alert" id="problem-${action}">${again.problem}</p>`;
 }
 
+/** What the tool's outcomes look like: keys and types of its newest completed call, never values. */
+function outcomeShape(view: RecordView, record: IdempotencyRecord): SafeHtml {
+  const example = view.outcomeExample;
+  if (example === undefined) {
+    return html`<p id="outcome-shape" class="muted">No completed call of <span class="text">${record.tool}</span> in this tenant to show the shape of its outcome: enter what the tool returns.</p>`;
+  }
+  const source = example.byOperator ? 'stated by an operator for' : 'returned by';
+  return html`<p id="outcome-shape" class="muted">Outcomes of <span class="text">${record.tool}</span> look like <code class="text">${example.shape}</code> (the top-level keys and types ${source} its newest completed call in this tenant, ${formatTime(example.completedAtMs)}; values are not shown).</p>`;
+}
+
 function actions(view: RecordView, record: IdempotencyRecord, form: FormContext, basePath: string): SafeHtml {
   const again = view.again;
   const run = record.runId === undefined ? 'the run' : html`run <span class="text">${record.runId}</span>`;
@@ -95,7 +108,8 @@ function actions(view: RecordView, record: IdempotencyRecord, form: FormContext,
 ${hidden(view, form, 'complete')}
 ${problemFor(view, 'complete')}
 <label for="outcome">Outcome (JSON)</label>
-<textarea id="outcome" name="outcome" required spellcheck="false" aria-describedby="outcome-help">${again?.action === 'complete' ? again.outcome : ''}</textarea>
+<textarea id="outcome" name="outcome" required spellcheck="false" aria-describedby="outcome-shape outcome-help">${again?.action === 'complete' ? again.outcome : ''}</textarea>
+${outcomeShape(view, record)}
 <p id="outcome-help" class="muted">Any JSON value, e.g. <code>{"refundId": "re_123", "status": "succeeded"}</code>.</p>
 <label for="reason-complete">Why (recorded with your name)</label>
 <input id="reason-complete" name="reason" required maxlength="1024" size="60" value="${again?.action === 'complete' ? again.reason : ''}">

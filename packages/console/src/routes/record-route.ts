@@ -1,6 +1,7 @@
 // GET /record?tenant=&key= : one record, its actions and its resolution history.
 import type { IdempotencyRecord, RecordRef, ResolutionEntry } from '@toolfence/core';
 import { issueFormToken } from '../csrf.js';
+import { outcomeExample } from '../outcome-shape.js';
 import { type FormAgain, recordPage } from '../pages/record-page.js';
 import { recordVersion } from '../record-version.js';
 import { sendHtml } from '../respond.js';
@@ -34,6 +35,10 @@ export async function showRecord(
   if (record === null && (resolutions === undefined || resolutions.length === 0)) {
     throw new ConsoleRefusal(404, 'Not found', 'There is no record of this key in this tenant.');
   }
+  const settleable = record !== null && (record.state === 'indeterminate' || record.state === 'abandoned');
+  const example = settleable
+    ? await outcomeExample(context.options.store, ref.tenant, record.tool, context.options.onError)
+    : undefined;
   const form =
     record === null
       ? undefined
@@ -45,7 +50,15 @@ export async function showRecord(
   sendHtml(
     context.response,
     status,
-    recordPage(context.frame, { tenant: ref.tenant, key: ref.key, record, resolutions, form, ...extra }),
+    recordPage(context.frame, {
+      tenant: ref.tenant,
+      key: ref.key,
+      record,
+      resolutions,
+      form,
+      outcomeExample: example,
+      ...extra,
+    }),
   );
 }
 
