@@ -43,7 +43,9 @@ describe('list columns and pages', () => {
     const run = await cli(['list']);
     expect(run.code, run.stderr).toBe(0);
     const [header, ...rows] = run.stdout.trimEnd().split('\n');
-    expect(header).toMatch(/^STATE\s+IN_STATE\s+SINCE_CLAIM\s+TOOL\s+KEY\s+ATTEMPT\s+RUN\s+DESCRIPTION\s+ERROR$/);
+    expect(header).toMatch(
+      /^STATE\s+IN_STATE\s+SINCE_CLAIM\s+TOOL\s+KEY\s+ATTEMPT\s+RUN\s+DESCRIPTION\s+ERROR$/,
+    );
     expect(rows).toHaveLength(3);
     for (const row of rows) {
       expect(row).toMatch(/^indeterminate\s+10m(?: \d+s)?\s+3h(?: \d+[ms])?\s+refund\s+/);
@@ -54,7 +56,12 @@ describe('list columns and pages', () => {
     const first = await cli(['list', '--json', '--limit', '2']);
     expect(first.code, first.stderr).toBe(0);
     expect(first.records).toHaveLength(2);
-    expect(first.page).toMatchObject({ records: 2, more: true, tenant, namespace: { table: 'toolfence_records' } });
+    expect(first.page).toMatchObject({
+      records: 2,
+      more: true,
+      tenant,
+      namespace: { table: 'toolfence_records' },
+    });
     const cursor = first.page?.cursor as string;
     expect(typeof cursor).toBe('string');
     const rest = await cli(['list', '--json', '--limit', '2', '--cursor', cursor]);
@@ -63,7 +70,9 @@ describe('list columns and pages', () => {
     expect(rest.page).not.toHaveProperty('cursor');
     expect([...first.records, ...rest.records].map((record) => record.key).sort()).toEqual(keys);
     const table = await cli(['list', '--limit', '2']);
-    expect(table.stderr).toContain(`(first 2 shown; raise --limit for more, or go on with --cursor ${cursor})`);
+    expect(table.stderr).toContain(
+      `(first 2 shown; raise --limit for more, or go on with --cursor ${cursor})`,
+    );
     const all = await cli(['list', '--json']);
     expect(all.page).toMatchObject({ records: 3, more: false });
   }, 30_000);

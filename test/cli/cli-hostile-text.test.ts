@@ -30,6 +30,7 @@ const text = {
 };
 
 /** No raw control, C1 or bidi character, anywhere. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
 const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
 
 beforeAll(async () => {
@@ -74,7 +75,9 @@ describe('store text in the terminal', () => {
     }
     // Every line is one of inspect's fields.
     for (const line of lines) {
-      expect(line).toMatch(/^(key|tenant|store|state|tool|attempt|holder|run|call|describe|claimed|updated|lease|expires|error|resolved)\s/);
+      expect(line).toMatch(
+        /^(key|tenant|store|state|tool|attempt|holder|run|call|describe|claimed|updated|lease|expires|error|resolved)\s/,
+      );
     }
   }, 30_000);
 

@@ -62,7 +62,11 @@ describe('keys as people copy them', () => {
   }, 60_000);
 
   it('an ambiguous abbreviation is refused with its candidates, and settles nothing', async () => {
-    for (const args of [['inspect', '9c1f'], ['release', '9c1f'], ['resolve', '9c1f', '--outcome', '"paid"']]) {
+    for (const args of [
+      ['inspect', '9c1f'],
+      ['release', '9c1f'],
+      ['resolve', '9c1f', '--outcome', '"paid"'],
+    ]) {
       const run = await cli(args);
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stderr).toContain('9c1f is ambiguous: 2 records of tenant "shop" match it');
@@ -98,16 +102,26 @@ describe('reads that change nothing', () => {
   it('another application’s SQLite file and a file that is no database stay byte-identical (exit 3)', async () => {
     const other = directory.file('other-app.db');
     const db = new Database(other);
-    db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ana')");
+    db.exec(
+      "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ana')",
+    );
     db.close();
     const text = directory.file('notes.txt');
     writeFileSync(text, 'not a database at all\n'.repeat(100));
     for (const path of [other, text]) {
       const before = fingerprint(path);
-      for (const args of [['list'], ['stats'], ['inspect', keyA], ['list', '--json'], ['resolve', keyA, '--outcome', '1']]) {
+      for (const args of [
+        ['list'],
+        ['stats'],
+        ['inspect', keyA],
+        ['list', '--json'],
+        ['resolve', keyA, '--outcome', '1'],
+      ]) {
         const run = await runCli(['--store', `sqlite:${path}`, ...args]);
         expect(run.code, `${path} ${args.join(' ')}: ${run.stderr}`).toBe(3);
-        expect(run.stderr).toMatch(/StoreConfigurationError: .*(is not a toolfence database|is not an SQLite database)/);
+        expect(run.stderr).toMatch(
+          /StoreConfigurationError: .*(is not a toolfence database|is not an SQLite database)/,
+        );
         expect(fingerprint(path), `${path} ${args.join(' ')}`).toEqual(before);
         expect(existsSync(`${path}-wal`)).toBe(false);
         expect(existsSync(`${path}-shm`)).toBe(false);

@@ -33,13 +33,9 @@ const encoders = fc.constantFrom(
   (text: string) => new URLSearchParams({ v: text }).toString().slice(2),
 );
 
-const placements = fc.constantFrom(
-  'userinfo',
-  'password',
-  'sslpassword',
-  'sslkey',
-  'both',
-) as fc.Arbitrary<'userinfo' | 'password' | 'sslpassword' | 'sslkey' | 'both'>;
+const placements = fc.constantFrom('userinfo', 'password', 'sslpassword', 'sslkey', 'both') as fc.Arbitrary<
+  'userinfo' | 'password' | 'sslpassword' | 'sslkey' | 'both'
+>;
 
 function urlWith(
   scheme: string,
@@ -65,7 +61,8 @@ function forms(secret: string, url: string): string[] {
 }
 
 function expectNoSecret(output: string, secret: string, url: string): void {
-  for (const form of forms(secret, url)) expect(output, `secret form ${JSON.stringify(form)}`).not.toContain(form);
+  for (const form of forms(secret, url))
+    expect(output, `secret form ${JSON.stringify(form)}`).not.toContain(form);
 }
 
 describe('masking by structure', () => {
@@ -86,7 +83,9 @@ describe('masking by structure', () => {
           const masker = new Masker();
           masker.add(url);
           // A driver's message that echoes the URL or the decoded secret.
-          const echoed = masker.mask(`connect failed for ${url} (password ${value}, ${JSON.stringify(value)})`);
+          const echoed = masker.mask(
+            `connect failed for ${url} (password ${value}, ${JSON.stringify(value)})`,
+          );
           expectNoSecret(echoed, value, url);
           if (scheme.startsWith('postgres')) {
             const config = parsePostgresUrl(url.replace(/\?sslkey=[^&]*&?/, '?'));
@@ -156,7 +155,8 @@ describe('the CLI process', () => {
       const run = await runCli(['--store', url, 'list', '--json']);
       // Redis refuses the AUTH (exit 3); PostgreSQL (trust) lets it in, and finds no schema.
       expect(run.code, run.stderr).toBe(3);
-      for (const form of [secret, decodeURIComponent(secret)]) expect(run.stdout + run.stderr).not.toContain(form);
+      for (const form of [secret, decodeURIComponent(secret)])
+        expect(run.stdout + run.stderr).not.toContain(form);
     }
     // Secrets of the environment's connection strings, printed by nothing but masked anyway.
     const viaEnv = await runCli(['--store', `redis://127.0.0.1:${closedPort}`, 'list'], {

@@ -56,7 +56,13 @@ const examples = all.flatMap((block, index) => {
   if (!block.body.split('\n').some((text) => INVOKES.test(text.replace(/#.*$/, '')))) return [];
   const next = all[index + 1];
   // Its output: a text block after it with nothing but prose between them.
-  const between = next === undefined ? '' : doc.split('\n').slice(block.end, next.line - 1).join('\n');
+  const between =
+    next === undefined
+      ? ''
+      : doc
+          .split('\n')
+          .slice(block.end, next.line - 1)
+          .join('\n');
   const prints = next?.info === 'text' && between.trim() === '' ? next.body : undefined;
   return [{ ...block, prints }];
 });
@@ -83,7 +89,7 @@ async function seededStore(name: string): Promise<string> {
           arguments: { orderId, amount },
           runId,
           callId: 'call_1',
-          policy: policy as IdempotencyPolicy,
+          policy: policy as unknown as IdempotencyPolicy,
         },
         () => Promise.reject(new Error('socket hang up')),
       )

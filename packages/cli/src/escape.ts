@@ -8,9 +8,9 @@
  * characters: U+061C, U+200B–U+200F, line and paragraph separators, bidi embeddings and overrides
  * U+202A–U+202E, U+2060–U+2069 (isolates included), U+FEFF.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
-const UNSAFE_OR_BACKSLASH =
-  /[\\\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+const UNSAFE_OR_BACKSLASH = new RegExp(`[\\\\${UNSAFE.source.slice(1)}`, 'g');
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const wellFormed = (text: string) => text.replace(LONE_SURROGATE, '\ufffd');

@@ -55,7 +55,8 @@ function checkedOptions(flags: ListFlags, tenantGiven: boolean): Omit<ListOption
   if (order !== 'oldest' && order !== 'newest') {
     throw new CliError(`--order must be oldest or newest, got ${JSON.stringify(order)}`, ExitCode.usage);
   }
-  if (flags.tool !== undefined && flags.tool === '') throw new CliError('--tool must not be empty', ExitCode.usage);
+  if (flags.tool !== undefined && flags.tool === '')
+    throw new CliError('--tool must not be empty', ExitCode.usage);
   if (flags.cursor !== undefined && flags.cursor === '') {
     throw new CliError('--cursor must not be empty (give the one a --json listing printed)', ExitCode.usage);
   }
@@ -125,7 +126,8 @@ export function listCommand(flags: ListFlags, tenantGiven: boolean): Work {
     const options = withTenant(checked, context);
     const { records, nowMs, cursor } = await collect(guard, options, limit, flags.cursor);
     if (context.json) {
-      for (const record of records) context.output.json({ ...record, listedState: shownState(record, nowMs) });
+      for (const record of records)
+        context.output.json({ ...record, listedState: shownState(record, nowMs) });
       // The last line says whether records were left out, and where to go on from (--cursor).
       context.output.json({
         page: {

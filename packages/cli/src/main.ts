@@ -13,10 +13,10 @@ import { Command, CommanderError, Option } from 'commander';
 import { type GlobalOptions, type LocationHolder, type Work, withStore } from './context.js';
 import { jsonLine, safeLine } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
-import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
-import type { Output } from './output.js';
 import { checkKeyArgument } from './key-lookup.js';
+import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
 import type { Access } from './open-store.js';
+import type { Output } from './output.js';
 import { maskerFor } from './secrets.js';
 import {
   checkSettleInput,
@@ -95,7 +95,10 @@ function registerReadCommands(program: Command, run: Run, tenantGiven: () => boo
     )
     .option('--limit <n>', 'most records shown (default 100)')
     .option('--order <order>', 'oldest (default) or newest first')
-    .option('--cursor <cursor>', 'go on from where a listing stopped (the cursor --json or the table printed)')
+    .option(
+      '--cursor <cursor>',
+      'go on from where a listing stopped (the cursor --json or the table printed)',
+    )
     .action((flags: ListFlags) => run(listCommand(flags, tenantGiven()), 'read')());
   program
     .command('inspect')

@@ -7,7 +7,13 @@ import type { Guard, ListOptions, ListState } from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { visible } from './escape.js';
 
-const ALL_STATES: readonly ListState[] = ['indeterminate', 'abandoned', 'lease_expired', 'in_progress', 'completed'];
+const ALL_STATES: readonly ListState[] = [
+  'indeterminate',
+  'abandoned',
+  'lease_expired',
+  'in_progress',
+  'completed',
+];
 
 /** Where the command read, for --json. */
 export function placeJson(context: CommandContext): {
@@ -53,18 +59,22 @@ export async function whyNoRecords(
   if (options.allTenants !== true) {
     const { tenant: _tenant, ...everyTenant } = options;
     const others = await guard.list({ ...everyTenant, allTenants: true, limit: 1 });
-    if (others.records.length > 0) hints.push('other tenants have matching records (--all-tenants lists them)');
+    if (others.records.length > 0)
+      hints.push('other tenants have matching records (--all-tenants lists them)');
   }
   const { olderThanMs: _olderThan, tool: _tool, ...unfiltered } = options;
   const allStates = await guard.list({ ...unfiltered, states: [...ALL_STATES], limit: 1 });
   if (allStates.records.length > 0) {
-    hints.push(`${options.allTenants === true ? 'the namespace has' : 'this tenant has'} records in other states, of other tools or younger (--state completed,in_progress lists settled and running ones)`);
+    hints.push(
+      `${options.allTenants === true ? 'the namespace has' : 'this tenant has'} records in other states, of other tools or younger (--state completed,in_progress lists settled and running ones)`,
+    );
   }
   const scope = options.allTenants === true ? where.replace(/, tenant .*$/, ', every tenant') : where;
   const states = (options.states ?? ['indeterminate', 'abandoned', 'lease_expired']).join(', ');
   if (hints.length === 0) {
     const any = await guard.list({ allTenants: true, states: [...ALL_STATES], limit: 1 });
-    if (any.records.length === 0) return `no records in ${scope}: the namespace holds none, of any tenant or state`;
+    if (any.records.length === 0)
+      return `no records in ${scope}: the namespace holds none, of any tenant or state`;
   }
   return `no ${states} records in ${scope}${hints.length === 0 ? '' : `; ${hints.join('; ')}`}`;
 }

@@ -11,7 +11,8 @@ const SENSITIVE_NAME = /pass|pwd|secret|token|key|auth|cred|signature|cert/i;
 const URL_IN_TEXT = /[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]*/gi;
 
 /** `password=…` (also `sslpassword=`, `token=`, …) outside a URL, as libpq-style text writes it. */
-const PAIR_IN_TEXT = /\b([a-z_]*(?:pass|pwd|secret|token|sslkey|auth)[a-z_]*)=("[^"]*"|'[^']*'|[^\s&;,]*[^\s&;,:.)\]])/gi;
+const PAIR_IN_TEXT =
+  /\b([a-z_]*(?:pass|pwd|secret|token|sslkey|auth)[a-z_]*)=("[^"]*"|'[^']*'|[^\s&;,]*[^\s&;,:.)\]])/gi;
 
 export const MASK = '***';
 
@@ -30,8 +31,8 @@ function decode(text: string, plusIsSpace: boolean): string {
 function formsOf(raw: string): string[] {
   const forms = new Set([
     raw,
-    raw.replace(/%[0-9a-f]{2}/gi, (escape) => escape.toUpperCase()),
-    raw.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+    raw.replace(/%[0-9a-f]{2}/gi, (sequence) => sequence.toUpperCase()),
+    raw.replace(/%[0-9A-F]{2}/g, (sequence) => sequence.toLowerCase()),
   ]);
   for (const decoded of [decode(raw, false), decode(raw, true)]) {
     forms.add(decoded);

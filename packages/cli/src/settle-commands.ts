@@ -1,11 +1,17 @@
 // `toolfence inspect`, `resolve`, `release` and `forget`: one record, or one tenant.
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
-import { checkResolutionAudit, type Guard, type Holder, type IdempotencyStore, type ResolveResult } from '@toolfence/core';
+import {
+  checkResolutionAudit,
+  type Guard,
+  type Holder,
+  type IdempotencyStore,
+  type ResolveResult,
+} from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { parseDuration } from './durations.js';
-import { CliError, ExitCode } from './exit-codes.js';
 import { visible } from './escape.js';
+import { CliError, ExitCode } from './exit-codes.js';
 import { checkKeyArgument, findKey } from './key-lookup.js';
 import { inspectLines } from './output.js';
 import { emptyNamespace, placeJson } from './place.js';
@@ -115,7 +121,12 @@ export async function settleCommand(
   });
   const event = context.events.find((each) => each.type === 'tool.resolved');
   if (context.json) {
-    context.output.json({ key, tenant: context.tenant, ...result, ...(event === undefined ? {} : { event }) });
+    context.output.json({
+      key,
+      tenant: context.tenant,
+      ...result,
+      ...(event === undefined ? {} : { event }),
+    });
   } else if (result.status === 'resolved') {
     const what =
       action === 'resolve' ? 'completed with the given outcome' : 'released: the call may run again';

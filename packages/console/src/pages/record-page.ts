@@ -2,8 +2,8 @@
 // may do with it, and who settled it before.
 import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
 import { formatTime, stateLabel } from '../format.js';
-import type { OutcomeExample } from '../outcome-shape.js';
 import { href, html, type SafeHtml } from '../html.js';
+import type { OutcomeExample } from '../outcome-shape.js';
 import { type PageFrame, page } from './layout.js';
 import { resolutionHistory } from './resolution-history.js';
 
