@@ -1,7 +1,7 @@
 /**
  * Exit codes of `toolfence` (docs/operations.md, "Exit codes"):
- * 0 done, 1 not found or not resolvable, 2 usage (bad options, refused input), 3 store unavailable
- * or not set up.
+ * 0 done, 1 not found or not resolvable, 2 usage (bad options, refused input, an ambiguous key
+ * abbreviation), 3 store unavailable or not set up (a namespace with nothing of toolfence's too).
  */
 export const ExitCode = {
   done: 0,

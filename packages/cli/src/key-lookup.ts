@@ -84,17 +84,14 @@ export async function findKey(guard: Guard, context: CommandContext, given: stri
     return keys[0] as string;
   }
   if (keys.length > 1) {
-    const shown = matches
-      .slice(0, SHOWN_CANDIDATES)
-      .map((record) => `  ${visible(record.key)}  ${record.state}  ${visible(record.tool)}`);
-    throw new CliError(
-      [
-        `${visible(given)} is ambiguous: ${keys.length} records of tenant ${JSON.stringify(context.tenant)} match it (give more of the key):`,
-        ...shown,
-        ...(keys.length > SHOWN_CANDIDATES ? [`  … and ${keys.length - SHOWN_CANDIDATES} more`] : []),
-      ].join('\n'),
-      ExitCode.usage,
+    context.output.err(
+      `toolfence: ${visible(given)} is ambiguous: ${keys.length} records of tenant ${JSON.stringify(context.tenant)} match it:`,
     );
+    for (const record of matches.slice(0, SHOWN_CANDIDATES)) {
+      context.output.err(`  ${visible(record.key)}  ${record.state}  ${visible(record.tool)}`);
+    }
+    if (keys.length > SHOWN_CANDIDATES) context.output.err(`  … and ${keys.length - SHOWN_CANDIDATES} more`);
+    throw new CliError(`give more of the key than ${visible(given)}: nothing was done`, ExitCode.usage);
   }
   return given;
 }

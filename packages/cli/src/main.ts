@@ -189,9 +189,7 @@ function report(error: unknown, output: Output): number {
       : ExitCode.usage;
   }
   if (error instanceof CliError) {
-    // Its own lines (store text in it is escaped already).
-    for (const [index, line] of error.message.split('\n').entries())
-      output.err(index === 0 ? `toolfence: ${line}` : line);
+    output.err(`toolfence: ${error.message}`);
     return error.exitCode;
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
