@@ -21,6 +21,7 @@ import {
   startRedisServer,
 } from '../support/redis.js';
 import { seededRandom } from '../support/seeded-random.js';
+import { waitFor, waitForValue } from '../support/wait-for.js';
 
 const prefix = randomPrefix('store');
 let client: Redis;
@@ -736,16 +737,18 @@ describe('waitForSettle', () => {
       const { waiting } = await markedBy(ref);
       await settle(ref, holder);
       expect(await waiting).toBe('settled');
-      await sleep(20);
-      expect(heard.at(-1)).toBe(state);
+      await waitFor(
+        () => heard.at(-1),
+        (last) => last === state,
+        { message: `the ${state} notification` },
+      );
     }
     // ... and a claim that finds the lease expired and marks the record indeterminate.
     const expired = newRef();
     await claimListened(expired, 200);
     expect(await (await markedBy(expired)).waiting).toBe('lease_expired');
     expect((await store.claim(expired, claimOptions({ mode: 'at-most-once' }))).status).toBe('indeterminate');
-    await sleep(50);
-    expect(heard).toEqual(['completed', 'released', 'indeterminate', 'indeterminate']);
+    await waitForValue(() => heard, ['completed', 'released', 'indeterminate', 'indeterminate']);
   });
 
   it('wakes at the lease deadline with lease_expired', async () => {
@@ -817,23 +820,25 @@ describe('waitForSettle', () => {
       shared.waitForSettle(ref, { timeoutMs: 10_000 }),
       shared.waitForSettle(ref, { timeoutMs: 10_000 }),
     ]);
-    await sleep(100);
-    expect(await countConnections()).toBe(2);
     const channel = shared.namesOf(refs[0]!).channel;
-    expect(await client.pubsub('NUMSUB', channel)).toEqual([channel, 1]);
+    await waitForValue(() => client.pubsub('NUMSUB', channel), [channel, 1]);
+    // The subscriber is a duplicate() of `own`, so it carries the same name.
+    expect(await countConnections()).toBe(2);
     await Promise.all(refs.map((ref, index) => shared.complete(ref, holders[index]!.holder, 'ok', 60_000)));
     expect(await Promise.all(waits)).toEqual(Array.from({ length: 100 }, () => 'settled'));
-    await sleep(50);
-    expect(await client.pubsub('NUMSUB', channel)).toEqual([channel, 0]);
+    await waitForValue(() => client.pubsub('NUMSUB', channel), [channel, 0]);
 
     const pending = newRef();
     await acquire(pending, {}, shared);
     const orphan = shared.waitForSettle(pending, { timeoutMs: 10_000 });
-    await sleep(50);
+    await waitForValue(
+      () => client.pubsub('NUMSUB', shared.namesOf(pending).channel),
+      [shared.namesOf(pending).channel, 1],
+    );
     await shared.close();
     await expect(orphan).rejects.toSatisfy(StoreUnavailableError.isInstance);
-    await sleep(50);
-    expect(await countConnections()).toBe(1);
+    // The server drops the subscriber's entry in CLIENT LIST only after it reads the close.
+    await waitForValue(countConnections, 1, { message: `one connection named ${connectionName}` });
     expect(own.status).toBe('ready');
     expect(await own.ping()).toBe('PONG');
     await expect(shared.claim(newRef(), claimOptions())).rejects.toSatisfy(StoreUnavailableError.isInstance);
