@@ -3,26 +3,14 @@
 // an abbreviation names a key only when exactly one record of the tenant matches it; an
 // ambiguous one is refused with the candidates. The lookup pages through the tenant's listing
 // (every state): the operator's rare path, taken only when the exact key has no record.
-import {
-  checkRecordRef,
-  type Guard,
-  type ListedRecord,
-  type ListState,
-  MAX_LIST_LIMIT,
-} from '@toolfence/core';
+import { checkRecordRef, type Guard, type ListedRecord, MAX_LIST_LIMIT } from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { visible } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
+import { ALL_STATES } from './place.js';
 
 /** Shortest abbreviation accepted (characters of the prefix and suffix together), as git's. */
 export const MIN_ABBREVIATION = 4;
-const ALL_STATES: readonly ListState[] = [
-  'indeterminate',
-  'abandoned',
-  'lease_expired',
-  'in_progress',
-  'completed',
-];
 /** The most candidates an ambiguous abbreviation lists. */
 const SHOWN_CANDIDATES = 10;
 

@@ -7,7 +7,8 @@ import type { Guard, ListOptions, ListState } from '@toolfence/core';
 import type { CommandContext } from './context.js';
 import { visible } from './escape.js';
 
-const ALL_STATES: readonly ListState[] = [
+/** Every state `list` can select: a listing that must not miss a record asks for all of them. */
+export const ALL_STATES: readonly ListState[] = [
   'indeterminate',
   'abandoned',
   'lease_expired',
