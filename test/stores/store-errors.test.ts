@@ -24,7 +24,7 @@ import {
   requirePostgres,
   uniqueSchemaName,
 } from '../support/postgres.js';
-import { connectRedis, deletePrefix, freePort, randomPrefix } from '../support/redis.js';
+import { connectRedis, deletePrefix, freePort, randomPrefix, redisUrl } from '../support/redis.js';
 
 const schema = uniqueSchemaName('errors');
 const prefix = randomPrefix('errors');
@@ -47,6 +47,13 @@ afterAll(async () => {
   await dropSchema(schema);
   await pool.end();
 });
+
+// How a store names the server it was given (host:port/database), from the URLs the tests read,
+// so the file passes whatever REDIS_URL and DATABASE_URL point at.
+const postgresAddress = (url: URL): string =>
+  `${url.hostname}:${url.port || '5432'}/${decodeURIComponent(url.pathname.slice(1))}`;
+const redisAddress = (url: URL): string =>
+  `${url.hostname}:${url.port || '6379'}/${url.pathname.slice(1) || '0'}`;
 
 const ref = (): RecordRef => ({ tenant: 'errors', key: randomBytes(32).toString('hex') });
 const claimOptions = (overrides: Partial<ClaimOptions> = {}): ClaimOptions =>
@@ -138,7 +145,7 @@ describe('PostgreSQL errors are classified for what they are', () => {
     const error = await failure(store.claim(ref(), claimOptions()));
     expect(StoreConfigurationError.isInstance(error), String(error)).toBe(true);
     expect(error.message).toMatch(/does not exist; run `await store\.ensureSchema\(\)`/);
-    expect(error.message).toContain('127.0.0.1:5432/test');
+    expect(error.message).toContain(postgresAddress(new URL(databaseUrl)));
   });
 
   it('a permission refused (42501) and a read-only transaction (25006) are StoreConfigurationError', async () => {
@@ -173,10 +180,15 @@ describe('PostgreSQL errors are classified for what they are', () => {
     closers.push(() => down.end());
     const store = new PostgresStore({ pool: down, schema });
     closers.push(() => store.close());
-    for (const operation of [store.claim(ref(), claimOptions()), store.get(ref()), store.ensureSchema()]) {
-      const error = await failure(operation);
+    // One operation at a time: a failed assertion must not leave the others' rejections unhandled.
+    for (const operation of [
+      () => store.claim(ref(), claimOptions()),
+      () => store.get(ref()),
+      () => store.ensureSchema(),
+    ]) {
+      const error = await failure(operation());
       expect(StoreUnavailableError.isInstance(error), String(error)).toBe(true);
-      expect(error.message).toContain(`PostgresStore at 127.0.0.1:${url.port}/test`);
+      expect(error.message).toContain(`PostgresStore at ${postgresAddress(url)}`);
       expect(`${error.message} ${String(error.stack)}`).not.toContain(password);
     }
   });
@@ -226,15 +238,16 @@ describe('Redis errors are classified and name the address', () => {
     const client = new Redis(`redis://:${password}@127.0.0.1:${port}/3`, { lazyConnect: false });
     client.on('error', () => undefined);
     closers.push(() => client.disconnect());
+    const refused = new Promise((resolve) => client.once('error', resolve));
     const store = new RedisStore({ client, prefix, operationTimeoutMs: 300 });
     closers.push(() => store.close());
-    await new Promise((resolve) => setTimeout(resolve, 100)); // first connect attempt failed
+    await refused; // the first connect attempt failed
     for (const operation of [
-      store.claim(ref(), claimOptions()),
-      store.get(ref()),
-      store.waitForSettle(ref(), { timeoutMs: 50 }),
+      () => store.claim(ref(), claimOptions()),
+      () => store.get(ref()),
+      () => store.waitForSettle(ref(), { timeoutMs: 50 }),
     ]) {
-      const error = await failure(operation);
+      const error = await failure(operation());
       expect(StoreUnavailableError.isInstance(error), String(error)).toBe(true);
       expect(error.message).toContain(`RedisStore at 127.0.0.1:${port}/3`);
       expect(`${error.message} ${String(error.stack)}`).not.toContain(password);
@@ -309,7 +322,7 @@ describe('Redis errors are classified and name the address', () => {
     await redis.hset(names.key, 'field', 'value');
     const wrongType = await failure(store.get(target));
     expect(StoreConfigurationError.isInstance(wrongType), String(wrongType)).toBe(true);
-    expect(wrongType.message).toContain('RedisStore at 127.0.0.1:6379/0');
+    expect(wrongType.message).toContain(`RedisStore at ${redisAddress(new URL(redisUrl))}`);
     await redis.del(names.key);
   });
 });
