@@ -1,6 +1,9 @@
 // The RedisStore's options (public: re-exported by index.ts) and their checks.
 import type { Cluster, Redis } from 'ioredis';
+import { EVICTION_POLICY_CHECKS, type EvictionPolicyCheck } from './eviction-policy.js';
 import { assertValidPrefix } from './record-names.js';
+
+export type { EvictionPolicyCheck } from './eviction-policy.js';
 
 /** Options of {@link RedisStore}. */
 export interface RedisStoreOptions {
@@ -26,6 +29,16 @@ export interface RedisStoreOptions {
    * client is yours and is not closed. `waitForSettle` answers within its `timeoutMs` plus this.
    */
   readonly operationTimeoutMs?: number;
+  /**
+   * What the store does when the server's `maxmemory-policy` is not `noeviction` (checked once,
+   * with `INFO memory` on every master, before the store's first write): `'refuse'` (default)
+   * fails that write with `StoreConfigurationError` and writes nothing; `'warn'` emits one
+   * `process.emitWarning` (code `TOOLFENCE_REDIS_EVICTION_POLICY`) and goes on; `'ignore'` sends
+   * no check. Every record has a TTL, so `volatile-*` policies (the default of several managed
+   * services) evict records too, and a retry of an evicted call runs its effect again
+   * (docs/redis.md, "Production requirements"). Reads (`get`, `list`) are never refused.
+   */
+  readonly evictionPolicy?: EvictionPolicyCheck;
   /** @deprecated The former name of {@link RedisStoreOptions.operationTimeoutMs} (used when that is unset). */
   readonly commandTimeoutMs?: number;
 }
@@ -37,6 +50,7 @@ const DEFAULT_OPERATION_TIMEOUT_MS = 5000;
 export interface RedisSettings {
   readonly prefix: string;
   readonly operationTimeoutMs: number;
+  readonly evictionPolicy: EvictionPolicyCheck;
 }
 
 function assertTimeout(name: string, value: number): void {
@@ -47,7 +61,8 @@ function assertTimeout(name: string, value: number): void {
 
 /**
  * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
- * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1.
+ * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1, or
+ *   `evictionPolicy` is not one of `'refuse'`, `'warn'`, `'ignore'`.
  */
 export function checkRedisOptions(options: RedisStoreOptions): RedisSettings {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -60,7 +75,13 @@ export function checkRedisOptions(options: RedisStoreOptions): RedisSettings {
       : 'operationTimeoutMs',
     operationTimeoutMs,
   );
-  return { prefix, operationTimeoutMs };
+  const evictionPolicy = options.evictionPolicy ?? 'refuse';
+  if (!EVICTION_POLICY_CHECKS.includes(evictionPolicy)) {
+    throw new RangeError(
+      `evictionPolicy must be one of ${EVICTION_POLICY_CHECKS.map((c) => `'${c}'`).join(', ')}; got ${JSON.stringify(evictionPolicy)}`,
+    );
+  }
+  return { prefix, operationTimeoutMs, evictionPolicy };
 }
 
 /** @throws TypeError when the client has ioredis' `keyPrefix`. */

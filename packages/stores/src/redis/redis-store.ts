@@ -37,6 +37,7 @@ import {
   renewResult,
   resolveResult,
 } from './codes.js';
+import { EvictionPolicyGate } from './eviction-policy.js';
 import { type RecordNames, recordNames, tenantNames } from './record-names.js';
 import { describeRedisAddress } from './redis-errors.js';
 import { RedisExchange } from './redis-exchange.js';
@@ -48,7 +49,7 @@ import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from '.
 import { SettleSubscriber } from './settle-subscriber.js';
 import { waitForSettle } from './settle-wait.js';
 
-export type { RedisStoreOptions } from './redis-options.js';
+export type { EvictionPolicyCheck, RedisStoreOptions } from './redis-options.js';
 
 /**
  * The expired-entry sweep of a tenant's expiry index runs on a claim drawn at random with
@@ -102,12 +103,15 @@ export class RedisStore implements IdempotencyStore {
   readonly #exchange: RedisExchange;
   readonly #commands: ScriptCommands;
   readonly #subscriber: SettleSubscriber;
+  /** The eviction-policy check every write waits for until it has passed once. */
+  readonly #eviction: EvictionPolicyGate;
   /** Pending waits, failed when the store closes. */
   readonly #waits = new Set<(error: Error) => void>();
 
   /**
    * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
-   * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1.
+   * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1, or
+   *   `evictionPolicy` is not `'refuse'`, `'warn'` or `'ignore'`.
    */
   constructor(options: RedisStoreOptions) {
     const { client } = options;
@@ -123,6 +127,7 @@ export class RedisStore implements IdempotencyStore {
     this.#client = client;
     this.#commands = defineScriptCommands(client);
     this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
+    this.#eviction = new EvictionPolicyGate(client, this.#exchange, settings.evictionPolicy);
   }
 
   /** What `list` needs of this store. */
@@ -143,6 +148,7 @@ export class RedisStore implements IdempotencyStore {
   async claim(ref: RecordRef, options: ClaimOptions): Promise<ClaimResult> {
     checkInput.claim(ref, options);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('claim');
     const reply = await this.#exchange.run('claim', this.#client, () =>
       this.#commands.claim(
         names.key,
@@ -168,6 +174,7 @@ export class RedisStore implements IdempotencyStore {
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {
     checkInput.renew(ref, holder, leaseMs);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('renew');
     const reply = await this.#exchange.run('renew', this.#client, () =>
       this.#commands.renew(names.key, holder.fence, holder.owner, leaseMs),
     );
@@ -182,6 +189,7 @@ export class RedisStore implements IdempotencyStore {
   ): Promise<CompleteResult> {
     checkInput.complete(ref, holder, outcome, retentionMs);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('complete');
     const reply = await this.#exchange.run('complete', this.#client, () =>
       this.#commands.complete(names.key, holder.fence, holder.owner, outcome, retentionMs, names.channel),
     );
@@ -191,6 +199,7 @@ export class RedisStore implements IdempotencyStore {
   async release(ref: RecordRef, holder: Holder): Promise<ReleaseResult> {
     checkInput.release(ref, holder);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('release');
     const reply = await this.#exchange.run('release', this.#client, () =>
       this.#commands.release(names.key, holder.fence, holder.owner, names.channel),
     );
@@ -205,6 +214,7 @@ export class RedisStore implements IdempotencyStore {
   ): Promise<MarkIndeterminateResult> {
     checkInput.markIndeterminate(ref, holder, error, retentionMs);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('markIndeterminate');
     const reply = await this.#exchange.run('markIndeterminate', this.#client, () =>
       this.#commands.markIndeterminate(
         names.key,
@@ -231,6 +241,7 @@ export class RedisStore implements IdempotencyStore {
     const outcome = released ? '' : (resolution as { outcome: string }).outcome;
     checkRetentionMs(retentionMs);
     const names = this.namesOf(ref);
+    if (!this.#eviction.passed) await this.#eviction.check('resolve');
     const reply = await this.#exchange.run('resolve', this.#client, () =>
       this.#commands.resolve(
         names.key,
