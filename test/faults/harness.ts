@@ -129,7 +129,10 @@ export interface FaultRunReport {
   readonly answers: Record<AnswerKind, number>;
   readonly renewalsDelayed: number;
   readonly connectionsKilled: number;
-  /** Record losses by how: `flush` (FLUSHALL / TRUNCATE) and `restart` (Redis killed, started empty). */
+  /**
+   * Record losses by how: `flush` (FLUSHALL / TRUNCATE), `restart` (Redis killed, started empty)
+   * and `evict` (Redis' own eviction: an evicting policy and a maxmemory below what it holds).
+   */
   readonly recordLosses: Record<string, number>;
   /** Store freezes (the proxy held every byte): how many, for how long, how many outlasted the deadline. */
   readonly freezes: {
@@ -242,8 +245,11 @@ interface Backend {
   readonly proxy: StallingProxy;
   /** Kills every store connection named `name`; returns how many were killed. */
   killConnections(name: string): Promise<number>;
-  /** The store forgets every record: FLUSHALL / restart empty (Redis), TRUNCATE (PostgreSQL). */
-  loseRecords(how: 'flush' | 'restart'): Promise<string>;
+  /**
+   * The store forgets every record: FLUSHALL / restart empty / eviction (Redis), TRUNCATE
+   * (PostgreSQL).
+   */
+  loseRecords(how: 'flush' | 'restart' | 'evict'): Promise<string>;
   /**
    * Every record the store deleted (a release that landed), as the store logged it, when the
    * store can log them (PostgreSQL: a trigger). Absent: only the releases the workers saw answered.
@@ -274,6 +280,28 @@ async function redisBackend(runTag: string): Promise<Backend> {
       if (how === 'flush') {
         await admin.flushall();
         return `FLUSHALL on 127.0.0.1:${port}`;
+      }
+      if (how === 'evict') {
+        // What a managed Redis at maxmemory with allkeys-random does, to every key at once (the
+        // checks model a loss as total): the server evicts on the next command it processes.
+        // The stores checked noeviction when they started; this is a policy changed under them.
+        await admin.config('SET', 'maxmemory-policy', 'allkeys-random');
+        await admin.config('SET', 'maxmemory', '1');
+        try {
+          // Eviction is bounded per command (maxmemory-eviction-tenacity) and goes on in the
+          // background: poll until every key is gone.
+          let left = -1;
+          for (const deadline = Date.now() + 5_000; left !== 0 && Date.now() < deadline; ) {
+            await admin.ping();
+            left = await admin.dbsize();
+          }
+          const evicted = /^evicted_keys:(\d+)/m.exec(String(await admin.info('stats')))?.[1];
+          if (left !== 0) throw new Error(`eviction left ${left} keys on 127.0.0.1:${port}`);
+          return `redis-server on ${port} evicted every key (maxmemory 1, allkeys-random; evicted_keys ${evicted})`;
+        } finally {
+          await admin.config('SET', 'maxmemory', '0');
+          await admin.config('SET', 'maxmemory-policy', 'noeviction');
+        }
       }
       await server.restartEmpty();
       return `redis-server on ${port} killed (SIGKILL) and started empty`;
@@ -744,7 +772,9 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       const previous = losses.at(-1);
       const sinceMs = previous === undefined ? 0 : previous.startMs - 1000;
       const records = await readRecords(keysOfThisLife(sinceMs));
-      const how = options.store === 'redis' && rng() < 0.5 ? 'restart' : 'flush';
+      const draw = rng();
+      const how =
+        options.store !== 'redis' ? 'flush' : draw < 1 / 3 ? 'restart' : draw < 2 / 3 ? 'evict' : 'flush';
       const startMs = Date.now();
       const what = await backend.loseRecords(how);
       const endMs = Date.now();
