@@ -28,5 +28,7 @@ export default defineConfig({
       ['json', { outputFile: faultRun ? '.tmp/vitest-results-faults.json' : '.tmp/vitest-results.json' }],
     ],
     hookTimeout: 60_000,
+    // A rejection no test awaited fails the run (vitest's default, pinned: issue 30, item 7).
+    dangerouslyIgnoreUnhandledErrors: false,
   },
 });
