@@ -438,6 +438,58 @@ describe('retention and forget', () => {
     expect(stale.filter((count) => count === rounds).length, 'tenants never swept').toBeLessThanOrEqual(1);
   });
 
+  it('leaves nothing of a tenant that goes quiet: its indexes expire with its last record (issue 30, item 2)', async () => {
+    // 20 tenants x 25 calls, then silence. Sweeps ran only on later claims of the same tenant, so
+    // a dormant tenant's index entries stayed for ever (20,020 entries, 3.65 MB for 20 x 500).
+    const quiet = new RedisStore({ client, prefix });
+    extraStores.push(quiet);
+    const tenants = Array.from({ length: 20 }, (_, at) => `quiet-${at}-${randomUUID()}`);
+    const retentionMs = 300;
+    await Promise.all(
+      tenants.map(async (tenant) => {
+        for (let call = 0; call < 25; call++) {
+          const ref = newRef(tenant);
+          const claimed = await acquire(ref, { leaseMs: 100, retentionMs }, quiet);
+          if (call % 5 === 0)
+            await quiet.markIndeterminate(ref, claimed.holder, { type: 'T', message: 'm' }, retentionMs);
+          else await quiet.complete(ref, claimed.holder, '"done"', retentionMs);
+        }
+      }),
+    );
+    const names = tenants.flatMap((tenant) => Object.values(tenantNames(prefix, tenant)));
+    // While records live, every index has an expiry no earlier than its latest record's deadline.
+    const ttls = await Promise.all(names.map((name) => client.pttl(name)));
+    expect(
+      ttls.every((ttl) => ttl > 0 && ttl <= 2 * retentionMs + 50),
+      `index TTLs ${ttls.join(' ')}`,
+    ).toBe(true);
+    // Past every record's retention plus the index's slack, nothing is left, with no claim since.
+    await waitFor(
+      async () =>
+        (await Promise.all(names.map((name) => client.exists(name)))).reduce((sum, one) => sum + one, 0),
+      (left) => left === 0,
+      { message: "the quiet tenants' indexes to expire", timeoutMs: 15_000 },
+    );
+  });
+
+  it('keeps an index while any record it names lives: a long-lived record extends it, short ones after it do not shorten it', async () => {
+    const tenant = `mixed-${randomUUID()}`;
+    const long = newRef(tenant);
+    const held = await acquire(long, { retentionMs: 60_000 });
+    await store.complete(long, held.holder, '"kept"', 60_000);
+    for (let call = 0; call < 5; call++) {
+      const ref = newRef(tenant);
+      await store.complete(ref, (await acquire(ref, { retentionMs: 50 })).holder, '"short"', 50);
+    }
+    const { index, expiry } = tenantNames(prefix, tenant);
+    for (const name of [index, expiry]) expect(await client.pttl(name)).toBeGreaterThan(59_000);
+    // An index a previous version left without an expiry gets one on the tenant's next write.
+    await client.persist(expiry);
+    const next = newRef(tenant);
+    await acquire(next, { retentionMs: 1_000 });
+    expect(await client.pttl(expiry)).toBeGreaterThan(59_000);
+  });
+
   it('sweeps when every key is claimed twice (new, then a repeat that never sweeps)', async () => {
     // Counted, the sweep fell on the repeats only for half the stores (the parity of their start).
     const draws = vi.spyOn(Math, 'random').mockImplementation(seededRandom(0xc1a1));
@@ -538,7 +590,7 @@ describe('outcomes', () => {
 });
 
 describe('round trips, record size, script registration', () => {
-  it('costs 2 round trips for a first call, 1 for a repeat, 1 for a takeover (fresh connection)', async () => {
+  it('costs 2 round trips for a first call (after one INFO per store), 1 for a repeat, 1 for a takeover (fresh connection)', async () => {
     const counted = await newClient();
     const counting = newStore(counted);
     const counter = countCommands(counted);
@@ -547,6 +599,10 @@ describe('round trips, record size, script registration', () => {
       const claimed = await acquire(ref, {}, counting);
       await counting.complete(ref, claimed.holder, 'outcome', 60_000);
       const firstCall = [...counter.names];
+      counter.reset();
+      const second = newRef();
+      await counting.complete(second, (await acquire(second, {}, counting)).holder, 'outcome', 60_000);
+      const secondFirstCall = [...counter.names];
       counter.reset();
       expect((await counting.claim(ref, claimOptions())).status).toBe('completed');
       const repeat = [...counter.names];
@@ -558,8 +614,10 @@ describe('round trips, record size, script registration', () => {
       const takeover = await counting.claim(expired, claimOptions());
       expect(takeover.status).toBe('acquired');
       const takeoverCommands = [...counter.names];
-      expect({ firstCall, repeat, takeover: takeoverCommands }).toEqual({
-        firstCall: ['evalsha', 'evalsha'],
+      expect({ firstCall, secondFirstCall, repeat, takeover: takeoverCommands }).toEqual({
+        // The store's first write is preceded, once per store, by its eviction-policy check.
+        firstCall: ['info', 'evalsha', 'evalsha'],
+        secondFirstCall: ['evalsha', 'evalsha'],
         repeat: ['evalsha'],
         takeover: ['evalsha'],
       });

@@ -42,9 +42,15 @@ local function checkDuration(name, value, maxMs)
   end
 end
 
+-- The Redis clock, read once per script call (every write reads it before writing; the index
+-- expiry below reuses it without another TIME).
+local scriptNowMs = nil
 local function nowMs()
-  local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  if scriptNowMs == nil then
+    local time = redis.call('TIME')
+    scriptNowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  end
+  return scriptNowMs
 end
 
 -- The names of a record's tenant indexes and its index member.
@@ -62,6 +68,30 @@ local function indexNames(key)
     indexNamesOf[key] = names
   end
   return names[1], names[2], names[3], names[4], names[5]
+end
+
+-- A tenant's two indexes expire with the latest deadline they index, plus a slack (the record's
+-- retention, at most an hour) so that a busy tenant extends them about once per slack rather
+-- than on every write: a tenant that goes quiet leaves no index behind once its records'
+-- retention has passed (issue 30, item 2), and every live entry keeps its index (the expiry is
+-- only ever moved later).
+local INDEX_EXPIRY_SLACK_MS = 3600000
+
+local function keepIndexesUntil(indexKey, expiryKey, deadlineMs, slackMs)
+  local neededMs = deadlineMs - nowMs()
+  local expiryTtl = redis.call('PTTL', expiryKey)
+  local indexTtl = redis.call('PTTL', indexKey)
+  -- -1: no expiry (an index written before this version, or created again after it emptied);
+  -- -2: no such key (the listing index of a tenant that only has journals left).
+  if (expiryTtl == -2 or expiryTtl >= neededMs) and (indexTtl == -2 or indexTtl >= neededMs) then return end
+  if expiryTtl == -1 or indexTtl == -1 then
+    -- No expiry yet: the index may name older records with later deadlines (its scores).
+    local latest = redis.call('ZREVRANGEBYSCORE', expiryKey, '(inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if latest[2] ~= nil then deadlineMs = math.max(deadlineMs, tonumber(latest[2])) end
+  end
+  local at = math.min(deadlineMs + math.min(slackMs, INDEX_EXPIRY_SLACK_MS), MAX_EXACT_MS)
+  if expiryTtl ~= -2 and expiryTtl < neededMs then redis.call('PEXPIREAT', expiryKey, at) end
+  if indexTtl ~= -2 and indexTtl < neededMs then redis.call('PEXPIREAT', indexKey, at) end
 end
 
 local function escapeKey(key)
@@ -103,6 +133,7 @@ local function indexRecord(key, record, tenant)
     else
       redis.call('ZADD', expiryKey, record.expiresAtMs, member)
     end
+    keepIndexesUntil(indexKey, expiryKey, record.expiresAtMs, record.retentionMs)
   end
   record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
 end

@@ -34,7 +34,7 @@ end
 -- Keeps a resolution entry in the key's journal (`<base>:j:{tag}:<key>`, a list,
 -- newest first) until `expiresAtMs`; the expiry index knows the journal (`j|<key>`) for forget.
 local function journalResolution(key, entry, expiresAtMs)
-  local _, expiryKey, base, tag, escapedKey = indexNames(key)
+  local indexKey, expiryKey, base, tag, escapedKey = indexNames(key)
   local journalKey = base .. ':j:' .. tag .. ':' .. escapedKey
   redis.call('LPUSH', journalKey, entry)
   local member = 'j|' .. unescapeKey(escapedKey)
@@ -42,5 +42,6 @@ local function journalResolution(key, entry, expiresAtMs)
   local deadline = math.max(previous, expiresAtMs)
   redis.call('PEXPIREAT', journalKey, deadline)
   redis.call('ZADD', expiryKey, deadline, member)
+  keepIndexesUntil(indexKey, expiryKey, deadline, 0)
 end
 
