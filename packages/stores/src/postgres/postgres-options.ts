@@ -31,10 +31,12 @@ export interface PostgresStoreOptions {
   /**
    * Where statements run. Every ownership decision is one statement, so any pool works,
    * including PgBouncer in transaction mode. When this is a pg `Pool` (it has `connect()` and
-   * `totalCount`), the store also checks out clients from it: one for each `ensureSchema()`
-   * transaction, and one held for LISTEN (unless `listenClient` is given). Otherwise it must be
-   * a single connection (`Client`, `PoolClient`) for `ensureSchema()`, and waiters poll unless
-   * `listenClient` is given. The store never ends it.
+   * `totalCount`), the store also checks out a client from it for each `ensureSchema()`
+   * transaction, and opens ONE connection of its own, outside the pool, for LISTEN (unless
+   * `listenClient` is given): `new pool.Client(pool.options)`, as the pool opens its clients, so
+   * a wait never takes a slot and a pool of any size, `max: 1` included, serves claims. Otherwise
+   * it must be a single connection (`Client`, `PoolClient`) for `ensureSchema()`, and waiters poll
+   * unless `listenClient` is given. The store never ends it.
    *
    * A client the store checks out has the store's 'error' listener from the hand-over until it
    * goes back (packages/stores/src/postgres/pg-checkout.ts); idle clients are the pool's, so give
@@ -50,7 +52,8 @@ export interface PostgresStoreOptions {
    * Opens the dedicated connection that LISTENs for settled records (one per store, opened on
    * the first `waitForSettle`, closed by `close()`). Use it to LISTEN directly on the primary
    * when `pool` goes through PgBouncer in transaction mode, where LISTEN does not work.
-   * Default: a client checked out of `pool` when it is a pg `Pool`; otherwise waiters poll. The
+   * Default: a `Client` of the store's own, opened with a pg `Pool`'s settings (one connection
+   * beyond the pool's `max`); otherwise waiters poll. The
    * store listens for the connection's 'error' only once the promise resolves: attach your own
    * before (a FATAL arriving in between would otherwise be an unhandled 'error' event).
    */

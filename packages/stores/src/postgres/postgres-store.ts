@@ -15,7 +15,6 @@ import { ensureSchema } from './ensure-schema.js';
 import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-statements.js';
 import { type PostgresNames, postgresNames, validateIdentifier } from './identifiers.js';
 import { listRecords, readResolutions } from './operator-statements.js';
-import { type CheckedOutClient, checkOutClient } from './pg-checkout.js';
 import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
 import type { FailureSite } from './postgres-errors.js';
 import type { EnsureSchemaResult, PostgresQueryable, PostgresStoreOptions } from './postgres-options.js';
@@ -37,6 +36,32 @@ const defaultOperationTimeoutMs = 5_000;
 
 /** What a LISTEN client emits between the hand-over and the listener's own 'error' listener: its LISTEN then fails. */
 const ignoreClientError = (): void => undefined;
+
+/**
+ * The LISTEN connection of a store on a pg `Pool`: a `Client` of its own, made as the pool makes
+ * its clients (`new pool.Client(pool.options)`, the same settings and credentials), never one of
+ * the pool's. Held for the store's life, a pooled client took a slot for good: with `max: 1`
+ * every claim after the first wait timed out (issue 30, item 4). Its 'error' listener goes on
+ * before it connects, so a FATAL during the connect or before the listener's own listener is
+ * attached is never an unhandled 'error' event.
+ */
+async function openOwnListenClient(pool: unknown): Promise<PostgresListenConnection> {
+  const { Client, options } = pool as unknown as {
+    Client: new (
+      config: unknown,
+    ) => PostgresListenConnection & { connect(): Promise<void>; end(): Promise<void> };
+    options: unknown;
+  };
+  const client = new Client(options);
+  client.on('error', ignoreClientError);
+  try {
+    await client.connect();
+  } catch (error) {
+    void client.end().catch(() => undefined);
+    throw error;
+  }
+  return client;
+}
 
 function checkOperationTimeoutMs(value: number | undefined): number {
   const timeoutMs = value ?? defaultOperationTimeoutMs;
@@ -131,13 +156,8 @@ export class PostgresStore implements contract.IdempotencyStore {
     );
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.safetyPollMs = options.safetyPollMs ?? 5_000;
-    // The LISTEN client is never returned healthy (settle-listener.ts destroys it): the listener
-    // attached at the hand-over stays on for its whole life, before and after the listener's own.
     const openListenConnection =
-      options.listenClient ??
-      (isPgPool(pool)
-        ? () => checkOutClient<PostgresListenConnection & CheckedOutClient>(pool, ignoreClientError)
-        : undefined);
+      options.listenClient ?? (isPgPool(pool) ? () => openOwnListenClient(pool) : undefined);
     this.listener = new SettleListener(
       openListenConnection,
       this.names.channel,
