@@ -140,6 +140,17 @@ export interface FaultRunReport {
     readonly totalMs: number;
     readonly longerThanDeadline: number;
     readonly operationTimeoutMs: number;
+    /**
+     * "Store unavailable" answers of deliveries that entered no body, and how long their callers
+     * waited (median, 99th percentile, longest; ms): bounded by the guard's one budget per step
+     * (the store's operationTimeoutMs) plus any wait for a busy holder before the claim failed.
+     */
+    readonly unavailableAnswers: {
+      readonly count: number;
+      readonly p50Ms: number;
+      readonly p99Ms: number;
+      readonly maxMs: number;
+    };
   };
   /** The fault kinds of the run. */
   readonly kinds: readonly FaultKind[];
@@ -441,6 +452,8 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const lossKinds: Record<string, number> = {};
   /** Store freezes: how long each one held the proxy, and how many outlasted the deadline. */
   const freezesMs: number[] = [];
+  /** Latency of each "store unavailable" answer of a delivery that entered no body. */
+  const unavailableAnswerMs: number[] = [];
   let finishing = false;
   const workers: (WorkerProcess | undefined)[] = new Array(workerCount).fill(undefined);
 
@@ -666,6 +679,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
     const call = delivery.call;
     call.answers.push({ ...answer, sentMs: delivery.sentMs, answeredMs: Date.now() });
     answers[answer.kind] += 1;
+    // How long a caller heard nothing before "store unavailable" (no body entered in that
+    // delivery): the guard's step budget, seen from outside (issue 30, item 5).
+    if (answer.kind === 'unavailable' && answer.ranHere.length === 0) {
+      unavailableAnswerMs.push(Date.now() - delivery.sentMs);
+    }
     if (answer.kind === 'error') {
       log(`call ${call.id} got an unexpected error: ${answer.errorName}: ${answer.message}`);
     }
@@ -1079,6 +1097,7 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
         totalMs: freezesMs.reduce((a, b) => a + b, 0),
         longerThanDeadline: freezesMs.filter((ms) => ms > operationTimeoutMs).length,
         operationTimeoutMs,
+        unavailableAnswers: latencies(unavailableAnswerMs),
       },
       kinds,
       ownClaims,
@@ -1126,6 +1145,17 @@ async function shutdownWorkers(workers: (WorkerProcess | undefined)[]): Promise<
 
 // ---- reporting ----
 
+function latencies(values: readonly number[]): {
+  count: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+} {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { count: sorted.length, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: sorted.at(-1) ?? 0 };
+}
+
 /** One line per store, for the test output and the soak. */
 export function summarize(report: FaultRunReport): string {
   const faults = report.kinds.map((kind) => `${kind} ${report.faults[kind]}`).join(', ');
@@ -1137,6 +1167,9 @@ export function summarize(report: FaultRunReport): string {
     `duplicates ${report.duplicates} (in one call ${checks.duplicatesInOneCall}, per key per life ` +
     `${checks.duplicatesPerLife}), lost ${report.lost}, staleFenced ${report.staleFenced}, ` +
     `${checks.recordLosses} record losses (${checks.keysReexecutedAfterLoss} keys re-executed after one), ` +
+    `"unavailable" answered in p50 ${report.freezes.unavailableAnswers.p50Ms} / p99 ` +
+    `${report.freezes.unavailableAnswers.p99Ms} / max ${report.freezes.unavailableAnswers.maxMs} ms ` +
+    `(operationTimeoutMs ${report.freezes.operationTimeoutMs}), ` +
     `${(report.durationMs / 1000).toFixed(1)} s`
   );
 }

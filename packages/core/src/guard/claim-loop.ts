@@ -30,6 +30,7 @@ import {
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 import { completeWithRetry, isRecorded } from './outcome-recording.js';
+import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
 /** Pause before asking the store again for a claim whose reply was lost. */
 const CLAIM_RETRY_DELAY_MS = 25;
@@ -65,13 +66,27 @@ export async function claimLoop<T>(
     const owner = runtime.nextOwner();
     const options = claimOptionsOf(state, owner);
     let sent: SentClaim;
+    const stepStartedAtMs = performance.now();
     try {
       // The first try awaited here, not in a helper: one async function fewer per call.
-      const sentAtMs = performance.now();
-      sent = { claim: await runtime.store.claim(state.ref, options), sentAtMs };
+      const sentAtMs = stepStartedAtMs;
+      sent = {
+        claim: await (runtime.stepBudget.boundsFirstTry
+          ? withinStep('claim', runtime.stepBudget, stepDeadline(runtime.stepBudget, sentAtMs), () =>
+              runtime.store.claim(state.ref, options),
+            )
+          : runtime.store.claim(state.ref, options)),
+        sentAtMs,
+      };
     } catch (first) {
       try {
-        sent = await claimAgain(runtime, state.ref, options, first);
+        sent = await claimAgain(
+          runtime,
+          state.ref,
+          options,
+          first,
+          stepDeadline(runtime.stepBudget, stepStartedAtMs),
+        );
       } catch (error) {
         return answerWhenUnreachable<T>(runtime, state, progress, error);
       }
@@ -148,13 +163,20 @@ async function claimAgain(
   ref: RecordRef,
   options: ClaimOptions,
   first: unknown,
+  deadline: number,
 ): Promise<SentClaim> {
   if (ToolfenceError.isInstance(first) && !StoreUnavailableError.isInstance(first)) throw first;
+  // One budget per step (step-budget.ts): a first try that used it up (a frozen store) is the
+  // step's answer; a quick failure (a dropped connection) is resent within what is left.
+  if (!fitsBefore(deadline, CLAIM_RETRY_DELAY_MS)) throw asStoreError('claim', first);
   await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_DELAY_MS));
   // The lease a resent claim restarts is counted from when it was resent.
   const sentAtMs = performance.now();
   try {
-    return { claim: await runtime.store.claim(ref, options), sentAtMs };
+    return {
+      claim: await withinStep('claim', runtime.stepBudget, deadline, () => runtime.store.claim(ref, options)),
+      sentAtMs,
+    };
   } catch (error) {
     throw asStoreError('claim', error);
   }

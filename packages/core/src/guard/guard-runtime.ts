@@ -7,6 +7,7 @@ import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
 import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
 import type { AttemptInfo, CallState } from './call-state.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+import type { StepBudget } from './step-budget.js';
 
 /**
  * What the parts of one guard share: its store, codec and event listener, and the owner ids of
@@ -20,6 +21,8 @@ export class GuardRuntime {
     readonly store: IdempotencyStore,
     readonly codec: OutcomeCodec,
     private readonly onEvent: GuardEventListener | undefined,
+    /** The deadline of each guard step (step-budget.ts). */
+    readonly stepBudget: StepBudget = { budgetMs: undefined, boundsFirstTry: false },
   ) {}
 
   /** A fresh owner id for a claim: unique to this guard and to the claim. */

@@ -36,6 +36,7 @@ import {
   resolveRecord,
   storeResolutionOf,
 } from './operator.js';
+import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
 
@@ -81,6 +82,18 @@ export interface GuardOptions {
    * @throws PolicyError (from the constructor) when it has neither a tracer nor a meter provider.
    */
   readonly telemetry?: TelemetryOptions;
+  /**
+   * The longest a guard step waits for the store, in milliseconds, all its tries together: the
+   * claim (with the resend of a claim whose reply was lost), and the recording of an outcome
+   * (`complete` and its retries). This is the bound a caller can rely on per step: with a frozen
+   * store a new call fails with `StoreUnavailableError`, and a call whose body ran answers its
+   * value unrecorded, within about this. A try the guard stopped waiting for may still land
+   * later; its fence makes that harmless. Default: the store's `operationTimeoutMs` when it
+   * declares one (RedisStore, PostgresStore: 5000), else none. Longer than the store's deadline
+   * leaves room for retries after a timeout; shorter also races each first try (a timer per call).
+   * @throws RangeError (from the constructor) when not a whole number of ms in 1..2^31-1.
+   */
+  readonly storeStepTimeoutMs?: number;
 }
 
 /** One call to guard. */
@@ -124,7 +137,10 @@ export class Guard {
   private readonly runtime: GuardRuntime;
   private readonly telemetry: Telemetry | undefined;
 
-  /** @throws PolicyError when `defaults` are invalid. */
+  /**
+   * @throws PolicyError when `defaults` are invalid.
+   * @throws RangeError when `storeStepTimeoutMs` is not a whole number of ms in 1..2^31-1.
+   */
   constructor(options: GuardOptions) {
     if (options?.store === undefined) throw new TypeError('Guard needs a store');
     const tenant = options.tenant ?? 'default';
@@ -135,7 +151,12 @@ export class Guard {
     this.defaults = options.defaults ?? {};
     this.telemetry = Telemetry.of(options.telemetry, options.store);
     const store = this.telemetry?.traceStore(options.store) ?? options.store;
-    this.runtime = new GuardRuntime(store, options.codec ?? jsonOutcomeCodec, options.onEvent);
+    this.runtime = new GuardRuntime(
+      store,
+      options.codec ?? jsonOutcomeCodec,
+      options.onEvent,
+      stepBudgetOf(options.store, options.storeStepTimeoutMs),
+    );
     if (Object.hasOwn(options, 'keySecret')) {
       // An explicit undefined is refused too: an unset environment variable must not quietly
       // switch keyed mode off.

@@ -11,6 +11,7 @@ import {
   SUPERSEDED,
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
+import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
 /** Pauses before the second and third tries of `complete` (the first is sent at once). */
 const RETRY_DELAYS_MS = [50, 250];
@@ -80,9 +81,17 @@ export function completeWithRetry(
   encoded: string,
   retentionMs: number,
 ): Promise<CompleteResult> {
-  const retry = (error: unknown) => completeAgain(runtime, ref, holder, encoded, retentionMs, error);
+  const budget = runtime.stepBudget;
+  const deadline = stepDeadline(budget, performance.now());
+  const retry = (error: unknown) =>
+    completeAgain(runtime, ref, holder, encoded, retentionMs, error, deadline);
   try {
-    return Promise.resolve(runtime.store.complete(ref, holder, encoded, retentionMs)).then(undefined, retry);
+    const first = budget.boundsFirstTry
+      ? withinStep('complete', budget, deadline, () =>
+          runtime.store.complete(ref, holder, encoded, retentionMs),
+        )
+      : runtime.store.complete(ref, holder, encoded, retentionMs);
+    return Promise.resolve(first).then(undefined, retry);
   } catch (error) {
     return retry(error);
   }
@@ -96,13 +105,18 @@ async function completeAgain(
   encoded: string,
   retentionMs: number,
   firstError: unknown,
+  deadline: number,
 ): Promise<CompleteResult> {
   let lastError = firstError;
   for (const delayMs of RETRY_DELAYS_MS) {
     if (isRefusal(lastError)) throw lastError;
+    // One budget per step (step-budget.ts): no try is started that could not finish in it.
+    if (!fitsBefore(deadline, delayMs)) break;
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
-      return await runtime.store.complete(ref, holder, encoded, retentionMs);
+      return await withinStep('complete', runtime.stepBudget, deadline, () =>
+        runtime.store.complete(ref, holder, encoded, retentionMs),
+      );
     } catch (error) {
       lastError = error;
     }

@@ -314,6 +314,13 @@ export interface IdempotencyStore {
   readonly specificationVersion: 'v1';
 
   /**
+   * The store's own deadline of one operation in milliseconds, when it has one (a remote store's
+   * `operationTimeoutMs`, rule S5); absent for a store that answers or throws in process. The
+   * guard bounds each of its steps by it, retries included (`GuardOptions.storeStepTimeoutMs`).
+   */
+  readonly operationTimeoutMs?: number;
+
+  /**
    * Atomically: no live record → create `in_progress` with fence 1, attempt 1 → `acquired`.
    * Another tool (or fingerprint, with `checkFingerprint`) → `conflict`, before any state.
    * `in_progress` held by the same `owner` (the same request resent after its reply was lost) →

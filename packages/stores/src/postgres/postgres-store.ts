@@ -119,7 +119,8 @@ export class PostgresStore implements contract.IdempotencyStore {
   private readonly autoCleanup: AutoCleanup;
   private readonly pollIntervalMs: number;
   private readonly safetyPollMs: number;
-  private readonly operationTimeoutMs: number;
+  /** The deadline of one operation in ms (rule S5); the guard bounds its steps by it (`storeStepTimeoutMs`). */
+  readonly operationTimeoutMs: number;
 
   /**
    * @throws TypeError when `pool` has no `query` or a schema/table name cannot be used.

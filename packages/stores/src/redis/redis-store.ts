@@ -96,6 +96,11 @@ const SWEEP_BUDGET = 64;
  */
 export class RedisStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
+  /**
+   * The deadline of one operation in ms (rule S5); the guard bounds its steps by it
+   * (`storeStepTimeoutMs`). A plain property, so that a Proxy or wrapper of the store reads it.
+   */
+  readonly operationTimeoutMs: number;
 
   readonly #client: Redis | Cluster;
   readonly #prefix: string;
@@ -118,6 +123,7 @@ export class RedisStore implements IdempotencyStore {
     const settings = checkRedisOptions(options);
     this.#prefix = settings.prefix;
     this.#operationTimeoutMs = settings.operationTimeoutMs;
+    this.operationTimeoutMs = settings.operationTimeoutMs;
     this.#exchange = new RedisExchange(
       client,
       settings.operationTimeoutMs,
