@@ -345,11 +345,13 @@ describe('fenceMcpClient', () => {
     const listed = await client.listTools();
     expect(mcpToolPolicies(listed)).toEqual({});
     const explicit = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] } as const;
-    expect(mcpToolPolicies(listed, { policies: { refund_order: explicit } })).toEqual({
-      refund_order: explicit,
-    });
+    // EFFECTFUL policies come back as copies that also release on a server's "not run".
+    const releasing = { isNoEffectError: expect.any(Function) };
+    const fromExplicit = mcpToolPolicies(listed, { policies: { refund_order: explicit } });
+    expect(fromExplicit).toEqual({ refund_order: { ...explicit, ...releasing } });
+    expect(fromExplicit.refund_order?.isNoEffectError?.(new Error('not a refusal'))).toBe(false);
     expect(mcpToolPolicies(listed, { trustAnnotations: true })).toEqual({
-      refund_order: { kind: Idempotency.EFFECTFUL },
+      refund_order: { kind: Idempotency.EFFECTFUL, ...releasing },
       set_address: { kind: Idempotency.IDEMPOTENT },
       lookup_order: { kind: Idempotency.READ_ONLY },
     });

@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { currentToolCall, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { currentToolCall, Idempotency, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
 import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+import { isMcpServerNotRunError, McpServerNotRunError, notRunOf } from './not-run.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   stoppedCallOf,
@@ -60,6 +61,10 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
       if (!Object.hasOwn(meta, metaName)) sent = { ...params, _meta: { ...meta, [metaName]: key } };
     }
     const result = await callTool(sent, resultSchema, requestOptions);
+    // The server did not run the tool: not an outcome, so never returned as one (a guarded
+    // client call would record it and replay the refusal to every retry).
+    const notRun = notRunOf(result);
+    if (notRun !== undefined) throw new McpServerNotRunError(notRun, client.getServerVersion()?.name);
     if (!report) {
       const stopped = stoppedCallOf(result);
       if (stopped !== undefined) throw stoppingErrorOf(stopped, client.getServerVersion()?.name);
@@ -107,7 +112,9 @@ export interface McpToolPoliciesOptions {
 
 /**
  * The policy table (tool name -> policy) for the tools a client listed, to give `fenceTools`
- * (`@toolfence/vercel-ai`, `@toolfence/langchain`) for the tools made from them.
+ * (`@toolfence/vercel-ai`, `@toolfence/langchain`) for the tools made from them. Every
+ * EFFECTFUL policy in it (explicit or from annotations) is a copy whose `isNoEffectError` also
+ * accepts {@link McpServerNotRunError}, so a server's "not run" releases the client's claim.
  *
  * @throws PolicyError an entry of `policies` names a tool the server did not list.
  */
@@ -134,7 +141,21 @@ export function mcpToolPolicies(
       : options.trustAnnotations === true
         ? policyFromAnnotations(tool.annotations)
         : undefined;
-    if (policy !== undefined) table[tool.name] = policy;
+    if (policy !== undefined) table[tool.name] = releasingNotRun(policy);
   }
   return table;
+}
+
+/**
+ * An EFFECTFUL policy whose `isNoEffectError` also accepts {@link McpServerNotRunError}: the
+ * server said it ran nothing, so the client's claim is released rather than made
+ * indeterminate. Other kinds are returned as they are (IDEMPOTENT releases on any error).
+ */
+function releasingNotRun(policy: IdempotencyPolicy): IdempotencyPolicy {
+  if (policy.kind !== Idempotency.EFFECTFUL) return policy;
+  const own = policy.isNoEffectError;
+  return {
+    ...policy,
+    isNoEffectError: (error) => isMcpServerNotRunError(error) || (own !== undefined && own(error) === true),
+  };
 }

@@ -9,6 +9,7 @@ import {
   PolicyError,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
+import { InvalidClientKeyError, notRunBodyOf, notRunResult } from './not-run.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
@@ -219,11 +220,30 @@ function fencedHandler(
     const toolName = nameOf(this._registeredTools, tool);
     // Task handlers answer a task, not a result: out of scope, run as they were.
     if (toolName === undefined || 'createTask' in (tool.handler as object)) return run(undefined);
-    const base = policyOf(toolName, tool);
+    let base: IdempotencyPolicy | undefined;
+    try {
+      base = policyOf(toolName, tool);
+    } catch (error) {
+      // A tool registered after fencing with a bad policy: refused, not run.
+      return refusedBeforeRunning(error, toolName);
+    }
     if (base === undefined || base.kind === Idempotency.READ_ONLY) return run(undefined);
 
-    const clientKey = clientKeyOf(extra, metaName);
-    const tenant = resolveValue(options.tenant, extra, toolName);
+    // Whether the guard entered the body: an error after that is the tool's (or its outcome's),
+    // never a "not run".
+    let entered = false;
+    const body = (context: { signal: AbortSignal }) => {
+      entered = true;
+      return run(context.signal);
+    };
+    let clientKey: string | undefined;
+    let tenant: string | undefined;
+    try {
+      clientKey = clientKeyOf(extra, metaName);
+      tenant = resolveValue(options.tenant, extra, toolName);
+    } catch (error) {
+      return refusedBeforeRunning(error, toolName);
+    }
     const call: GuardedCall = {
       tool: toolName,
       // The validated arguments the handler receives; a tool without an input schema gets none.
@@ -238,19 +258,33 @@ function fencedHandler(
       signal: extra.signal,
     };
     try {
-      return await guard.run(call, (context) => run(context.signal));
+      return await guard.run(call, body);
     } catch (error) {
-      if (!isStoppingError(error)) throw error;
-      const body = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
+      if (!isStoppingError(error)) {
+        if (entered) throw error;
+        return refusedBeforeRunning(error, toolName);
+      }
+      const stopped = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
       notifyStopped(options, error, {
         toolName,
         requestId: String(extra.requestId),
         sessionId: extra.sessionId,
-        body,
+        body: stopped,
       });
-      return stoppedCallResult(error, body, tool.outputSchema !== undefined);
+      return stoppedCallResult(error, stopped, tool.outputSchema !== undefined);
     }
   };
+}
+
+/**
+ * The answer to a call refused before its body ran: an `isError` result with the
+ * `io.toolfence/notRun` marker, so a client can tell "nothing happened" from a tool's failure.
+ * An error that is not one of the guard's refusals is thrown to the SDK as before.
+ */
+function refusedBeforeRunning(error: unknown, toolName: string): unknown {
+  const body = notRunBodyOf(error, toolName);
+  if (body === undefined) throw error;
+  return notRunResult(error, body);
 }
 
 /** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */
@@ -275,7 +309,7 @@ function clientKeyOf(extra: ToolHandlerExtra, metaName: string): string | undefi
   const value = meta[metaName];
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_KEY_LENGTH) {
     // Thrown before anything is claimed: the SDK answers it as an error result.
-    throw new TypeError(
+    throw new InvalidClientKeyError(
       `_meta.${metaName} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
     );
   }

@@ -18,6 +18,14 @@ export {
   type ToolHandlerExtra,
 } from './fence-mcp-server.js';
 export {
+  InvalidClientKeyError,
+  isMcpServerNotRunError,
+  McpServerNotRunError,
+  NOT_RUN_META,
+  type NotRunBody,
+  notRunOf,
+} from './not-run.js';
+export {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
   type StoppedCallBody,
