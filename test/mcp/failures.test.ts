@@ -4,16 +4,27 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Guard, type IdempotencyStore, Idempotency, MemoryStore } from '@toolfence/core';
+import {
+  Guard,
+  Idempotency,
+  type IdempotencyStore,
+  IndeterminateOutcomeError,
+  MemoryStore,
+} from '@toolfence/core';
 import {
   fenceMcpClient,
   fenceMcpServer,
   McpServerNotRunError,
+  McpToolError,
   mcpToolPolicies,
+  NO_EFFECT_META,
+  NOT_RECORDED_META,
   NOT_RUN_META,
   notRunOf,
+  stoppedCallOf,
 } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
 
 async function connect(server: McpServer): Promise<Client> {
@@ -58,7 +69,12 @@ describe("a server's refusal is not an outcome", () => {
     const clientGuard = new Guard({ store: new MemoryStore(), tenant: 'agent' });
     const step = () =>
       clientGuard.run(
-        { tool: 'refund_order', arguments: refundArgs, runId: 'conversation-1', policy: policies.refund_order! },
+        {
+          tool: 'refund_order',
+          arguments: refundArgs,
+          runId: 'conversation-1',
+          policy: policies.refund_order!,
+        },
         () => client.callTool({ name: 'refund_order', arguments: refundArgs }),
       );
 
@@ -105,7 +121,11 @@ describe("a server's refusal is not an outcome", () => {
       retryable: true,
       tool: 'refund_order',
     });
-    expect(notRunOf(conflict)).toEqual({ code: 'IDEMPOTENCY_CONFLICT', retryable: false, tool: 'refund_order' });
+    expect(notRunOf(conflict)).toEqual({
+      code: 'IDEMPOTENCY_CONFLICT',
+      retryable: false,
+      tool: 'refund_order',
+    });
     expect(notRunOf(malformed)).toEqual({
       code: 'INVALID_IDEMPOTENCY_KEY',
       retryable: false,
@@ -132,5 +152,138 @@ describe("a server's refusal is not an outcome", () => {
     expect(result.isError).toBe(true);
     expect(notRunOf(result)).toBeUndefined();
     expect(provider.refunds).toHaveLength(1);
+  });
+});
+
+/** A server with one tool that answers `failures` isError results, then succeeds; counts runs. */
+function flakyToolServer(
+  annotations: { idempotentHint?: boolean },
+  options: { failures?: number; noEffect?: boolean; errorResults?: 'failure' | 'outcome' } = {},
+) {
+  const server = createPaymentsServer(new PaymentsProvider());
+  const state = { runs: 0 };
+  server.registerTool(
+    'sync_crm',
+    { inputSchema: { contact: z.string() }, annotations },
+    async ({ contact }) => {
+      state.runs += 1;
+      if (state.runs <= (options.failures ?? 1)) {
+        return {
+          isError: true,
+          content: [{ type: 'text', text: 'CRM answered 503, try again' }],
+          ...(options.noEffect === true ? { _meta: { [NO_EFFECT_META]: true } } : {}),
+        };
+      }
+      return { content: [{ type: 'text', text: `synced ${contact} (run ${state.runs})` }] };
+    },
+  );
+  const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+  fenceMcpServer(server, { guard, errorResults: options.errorResults });
+  return { server, state, guard };
+}
+
+const syncCall = { name: 'sync_crm', arguments: { contact: 'ada' }, _meta: { idempotencyKey: 'sync-1' } };
+
+describe('an isError result is a failure', () => {
+  it('IDEMPOTENT: the failure is released, not replayed; the retry runs, then replays', async () => {
+    const { server, state } = flakyToolServer({ idempotentHint: true });
+    const client = await connect(server);
+    const first = (await client.callTool(syncCall)) as CallToolResult;
+    expect(first.isError).toBe(true);
+    expect(first.content).toEqual([{ type: 'text', text: 'CRM answered 503, try again' }]);
+    expect(first._meta?.[NOT_RECORDED_META]).toBe(true);
+    const second = (await client.callTool(syncCall)) as CallToolResult;
+    const third = (await client.callTool(syncCall)) as CallToolResult;
+    expect(second.content).toEqual([{ type: 'text', text: 'synced ada (run 2)' }]);
+    expect(third).toEqual(second);
+    expect(state.runs).toBe(2);
+  });
+
+  it('EFFECTFUL: indeterminate, never re-run; unless the result says it had no effect', async () => {
+    const plain = flakyToolServer({});
+    const client = await connect(plain.server);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const result = (await client.callTool(syncCall)) as CallToolResult;
+      expect(stoppedCallOf(result)).toMatchObject({
+        code: 'INDETERMINATE_OUTCOME',
+        reasonType: 'McpToolError',
+      });
+    }
+    expect(plain.state.runs).toBe(1);
+
+    const vouched = flakyToolServer({}, { noEffect: true });
+    const other = await connect(vouched.server);
+    const refused = (await other.callTool(syncCall)) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    expect(refused._meta).toEqual({ [NO_EFFECT_META]: true, [NOT_RECORDED_META]: true });
+    const retried = (await other.callTool(syncCall)) as CallToolResult;
+    expect(retried.content).toEqual([{ type: 'text', text: 'synced ada (run 2)' }]);
+    expect(vouched.state.runs).toBe(2);
+  });
+
+  it("errorResults: 'outcome' records the error result and replays it (per tool)", async () => {
+    const { server, state } = flakyToolServer({ idempotentHint: true }, { errorResults: 'outcome' });
+    const client = await connect(server);
+    const first = (await client.callTool(syncCall)) as CallToolResult;
+    const second = (await client.callTool(syncCall)) as CallToolResult;
+    expect(first.isError).toBe(true);
+    expect(second).toEqual(first);
+    expect(state.runs).toBe(1);
+    expect(() =>
+      fenceMcpServer(createPaymentsServer(new PaymentsProvider()), {
+        guard: new Guard({ store: new MemoryStore() }),
+        errorResults: { sync_crm: 'later' as 'outcome' },
+      }),
+    ).toThrow(/errorResults/);
+  });
+
+  it('client: inside a guarded call the error result rejects with McpToolError; the retry runs', async () => {
+    // A server without toolfence: the client's own guard is all there is.
+    const server = createPaymentsServer(new PaymentsProvider());
+    let runs = 0;
+    server.registerTool('sync_crm', { inputSchema: { contact: z.string() } }, async () => {
+      runs += 1;
+      return runs === 1
+        ? { isError: true, content: [{ type: 'text', text: 'CRM answered 503' }] }
+        : { content: [{ type: 'text', text: 'synced' }] };
+    });
+    const client = fenceMcpClient(await connect(server));
+    const guard = new Guard({ store: new MemoryStore() });
+    const step = (kind: 'idempotent' | 'effectful', runId: string) =>
+      guard.run({ tool: 'sync_crm', arguments: { contact: 'ada' }, runId, policy: { kind } }, () =>
+        client.callTool({ name: 'sync_crm', arguments: { contact: 'ada' } }),
+      );
+    const failed = await step(Idempotency.IDEMPOTENT, 'r1').catch((error: unknown) => error);
+    expect(McpToolError.isInstance(failed)).toBe(true);
+    expect((failed as McpToolError).message).toMatch(/CRM answered 503/);
+    expect(await step(Idempotency.IDEMPOTENT, 'r1')).toEqual({ content: [{ type: 'text', text: 'synced' }] });
+    expect(runs).toBe(2);
+    // EFFECTFUL on an unguarded server: the failure may have had an effect.
+    runs = 0;
+    const unknown = await step(Idempotency.EFFECTFUL, 'r2').catch((error: unknown) => error);
+    expect(IndeterminateOutcomeError.isInstance(unknown)).toBe(true);
+    expect(runs).toBe(1);
+    // Outside a guarded call the result is returned as it is.
+    runs = 0;
+    expect((await client.callTool({ name: 'sync_crm', arguments: { contact: 'x' } })).isError).toBe(true);
+  });
+
+  it("client: an EFFECTFUL policy of mcpToolPolicies releases on a guarded server's not-recorded failure", async () => {
+    const { server, state } = flakyToolServer({ idempotentHint: true });
+    const client = fenceMcpClient(await connect(server));
+    const policies = mcpToolPolicies(await client.listTools(), {
+      policies: { sync_crm: { kind: Idempotency.EFFECTFUL } },
+    });
+    const guard = new Guard({ store: new MemoryStore() });
+    const step = () =>
+      guard.run(
+        { tool: 'sync_crm', arguments: { contact: 'ada' }, runId: 'r', policy: policies.sync_crm! },
+        () => client.callTool({ name: 'sync_crm', arguments: { contact: 'ada' } }),
+      );
+    const failed = await step().catch((error: unknown) => error);
+    expect(McpToolError.isInstance(failed) && failed.notRecorded).toBe(true);
+    const retried = (await step()) as CallToolResult;
+    expect(retried.content).toEqual([{ type: 'text', text: 'synced ada (run 2)' }]);
+    expect(state.runs).toBe(2);
   });
 });

@@ -9,6 +9,13 @@ import {
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
 } from './stopped-result.js';
+import {
+  checkErrorResults,
+  type ErrorResultsOption,
+  errorResultHandling,
+  isErrorResult,
+  McpToolError,
+} from './tool-error.js';
 
 /** Options of {@link fenceMcpClient}. */
 export interface FenceMcpClientOptions {
@@ -25,6 +32,16 @@ export interface FenceMcpClientOptions {
    * unchanged, for the model to read.
    */
   readonly onIndeterminate?: 'throw' | 'report' | undefined;
+  /**
+   * Inside a guarded call, what a tool's `isError` result is: `'failure'` (default) `callTool`
+   * rejects with a {@link McpToolError} carrying the result, so the client's guard treats it as
+   * a failed body (IDEMPOTENT: released and rethrown; EFFECTFUL: indeterminate unless its
+   * `isNoEffectError` accepts it; the policies of {@link mcpToolPolicies} accept a result the
+   * server marked as not recorded or as without effect); `'outcome'` returns it, to be recorded as
+   * the call's outcome. One value, or one per tool name. Outside a guarded call the result is
+   * always returned.
+   */
+  readonly errorResults?: ErrorResultsOption;
 }
 
 type CallTool = Client['callTool'];
@@ -48,6 +65,7 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
   }
   if (fencedClients.has(client)) throw new TypeError('fenceMcpClient: this client is already fenced');
   const report = options.onIndeterminate === 'report';
+  checkErrorResults(options.errorResults, 'fenceMcpClient');
   const callTool: CallTool = client.callTool.bind(client);
   const fenced: CallTool = async (params, resultSchema, requestOptions) => {
     const key = currentToolCall()?.idempotencyKey;
@@ -68,6 +86,15 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
     if (!report) {
       const stopped = stoppedCallOf(result);
       if (stopped !== undefined) throw stoppingErrorOf(stopped, client.getServerVersion()?.name);
+    }
+    if (
+      key !== undefined &&
+      isErrorResult(result) &&
+      stoppedCallOf(result) === undefined &&
+      errorResultHandling(options.errorResults, params.name) === 'failure'
+    ) {
+      // A failure, not an outcome: the guard of the call this runs in must not record it.
+      throw new McpToolError(params.name, result);
     }
     return result;
   };
@@ -156,6 +183,11 @@ function releasingNotRun(policy: IdempotencyPolicy): IdempotencyPolicy {
   const own = policy.isNoEffectError;
   return {
     ...policy,
-    isNoEffectError: (error) => isMcpServerNotRunError(error) || (own !== undefined && own(error) === true),
+    isNoEffectError: (error) =>
+      isMcpServerNotRunError(error) ||
+      // The server recorded nothing (its tool is idempotent or vouched for no effect): a retry
+      // is the server's to dedupe.
+      (McpToolError.isInstance(error) && (error.notRecorded || error.noEffect)) ||
+      (own !== undefined && own(error) === true),
   };
 }

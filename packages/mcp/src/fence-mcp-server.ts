@@ -19,7 +19,16 @@ import {
   stoppedCallResult,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
+  type ToolResultLike,
 } from './stopped-result.js';
+import {
+  checkErrorResults,
+  type ErrorResultsOption,
+  errorResultHandling,
+  isErrorResult,
+  McpToolError,
+  NOT_RECORDED_META,
+} from './tool-error.js';
 
 /** What the SDK passes a tool handler besides its arguments. */
 export type ToolHandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -69,6 +78,14 @@ export interface FenceMcpServerOptions {
   readonly runId?: RequestValue | undefined;
   /** The `params._meta` field the client's idempotency key is read from. Default `'idempotencyKey'`. */
   readonly idempotencyKeyMeta?: string | undefined;
+  /**
+   * What a tool's `isError` result is: `'failure'` (default; IDEMPOTENT: released, not
+   * recorded, a retry runs it; EFFECTFUL: indeterminate unless the result carries
+   * `_meta["io.toolfence/noEffect"]: true` or the policy's `isNoEffectError` accepts the
+   * {@link McpToolError}) or `'outcome'` (recorded and replayed). One value, or one per tool name.
+   * See {@link ErrorResultHandling}.
+   */
+  readonly errorResults?: ErrorResultsOption;
   /**
    * Called (synchronously, before the result is sent) when a call ends indeterminate or
    * abandoned: to alert an operator. An exception thrown by the hook is ignored.
@@ -134,6 +151,7 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   if (typeof metaName !== 'string' || metaName.length === 0) {
     throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
   }
+  checkErrorResults(options.errorResults, 'fenceMcpServer');
   const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true);
 
   // Fail at wrap time, not at the first call, for every tool already registered.
@@ -174,6 +192,7 @@ function policyLookup(
   fromAnnotations: boolean,
 ): PolicyOf {
   const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
+  const withNoEffectResults = new WeakMap<IdempotencyPolicy, IdempotencyPolicy>();
   return (toolName, tool) => {
     const policy = Object.hasOwn(policies, toolName)
       ? policies[toolName]
@@ -197,7 +216,24 @@ function policyLookup(
       guard.checkPolicy(policy, { tool: toolName, parameterNames: parameterNamesOf(tool.inputSchema) });
       checked.set(tool, policy);
     }
-    return policy;
+    if (policy.kind !== Idempotency.EFFECTFUL) return policy;
+    // One copy per policy: the guard resolves each policy object once.
+    let effectful = withNoEffectResults.get(policy);
+    if (effectful === undefined) {
+      effectful = acceptingNoEffectResults(policy);
+      withNoEffectResults.set(policy, effectful);
+    }
+    return effectful;
+  };
+}
+
+/** An EFFECTFUL policy that also releases on an error result the tool marked as having had no effect. */
+function acceptingNoEffectResults(policy: IdempotencyPolicy): IdempotencyPolicy {
+  const own = policy.isNoEffectError;
+  return {
+    ...policy,
+    isNoEffectError: (error) =>
+      (McpToolError.isInstance(error) && error.noEffect) || (own !== undefined && own(error) === true),
   };
 }
 
@@ -232,9 +268,14 @@ function fencedHandler(
     // Whether the guard entered the body: an error after that is the tool's (or its outcome's),
     // never a "not run".
     let entered = false;
-    const body = (context: { signal: AbortSignal }) => {
+    const failOnErrorResult = errorResultHandling(options.errorResults, toolName) === 'failure';
+    const body = async (context: { signal: AbortSignal }) => {
       entered = true;
-      return run(context.signal);
+      const result = await run(context.signal);
+      // MCP's channel for a tool's failure is an isError result, not a throw: the guard must see
+      // it as the failure it is, or it records a transient error as the answer for a day.
+      if (failOnErrorResult && isErrorResult(result)) throw new McpToolError(toolName, result);
+      return result;
     };
     let clientKey: string | undefined;
     let tenant: string | undefined;
@@ -261,6 +302,9 @@ function fencedHandler(
       return await guard.run(call, body);
     } catch (error) {
       if (!isStoppingError(error)) {
+        // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
+        // the client gets the tool's own result, marked as not recorded.
+        if (McpToolError.isInstance(error)) return notRecorded(error.result);
         if (entered) throw error;
         return refusedBeforeRunning(error, toolName);
       }
@@ -285,6 +329,11 @@ function refusedBeforeRunning(error: unknown, toolName: string): unknown {
   const body = notRunBodyOf(error, toolName);
   if (body === undefined) throw error;
   return notRunResult(error, body);
+}
+
+/** The tool's result with `_meta["io.toolfence/notRecorded"]: true`. */
+function notRecorded(result: ToolResultLike): ToolResultLike {
+  return { ...result, _meta: { ...(result._meta ?? {}), [NOT_RECORDED_META]: true } };
 }
 
 /** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */

@@ -34,3 +34,10 @@ export {
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
 } from './stopped-result.js';
+export {
+  type ErrorResultHandling,
+  type ErrorResultsOption,
+  McpToolError,
+  NO_EFFECT_META,
+  NOT_RECORDED_META,
+} from './tool-error.js';
