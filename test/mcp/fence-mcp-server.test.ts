@@ -16,6 +16,7 @@ import {
 import {
   fenceMcpClient,
   fenceMcpServer,
+  mcpCallKey,
   mcpToolPolicies,
   policyFromAnnotations,
   stoppedCallOf,
@@ -296,7 +297,7 @@ describe('fenceMcpServer', () => {
 });
 
 describe('fenceMcpClient', () => {
-  it('forwards the guard key in _meta (the advertised field); outside a guarded call it adds nothing', async () => {
+  it('forwards a key derived from the guard key in _meta (the advertised field); outside a guarded call it adds nothing', async () => {
     const seen: unknown[] = [];
     const guard = new Guard({ store: new MemoryStore() });
     const server = createPaymentsServer(new PaymentsProvider());
@@ -319,7 +320,12 @@ describe('fenceMcpClient', () => {
     await guard.run({ tool: 'echo_meta', arguments: { n: 3 }, runId: 'r', policy }, () =>
       client.callTool({ name: 'echo_meta', arguments: { n: 3 }, _meta: { 'io.example/key': 'mine' } }),
     );
-    expect(seen).toEqual([{ 'io.example/key': key }, undefined, { 'io.example/key': 'mine' }]);
+    // The key sent is derived from the guarded call's (one per callTool: call-keys.test.ts).
+    expect(seen).toEqual([
+      { 'io.example/key': mcpCallKey(key as string, 'echo_meta', { n: 1 }, 0) },
+      undefined,
+      { 'io.example/key': 'mine' },
+    ]);
     expect(key).toMatch(/^[0-9a-f]{64}$/);
   });
 

@@ -219,7 +219,7 @@ describe('a guarded MCP server in another process', () => {
     }
   });
 
-  it("on Redis that is down, then back: the server's \"not run\" is no outcome, the client's retry pays once", async () => {
+  it('on Redis that is down, then back: the server\'s "not run" is no outcome, the client\'s retry pays once', async () => {
     const ledger = ledgerFile('not-run');
     // A private redis-server on a port where nothing listens yet: the shared Redis is untouched.
     const port = await freePort();
@@ -268,6 +268,50 @@ describe('a guarded MCP server in another process', () => {
       await client.close();
       server.child.kill('SIGTERM');
       await redisServer?.stop();
+    }
+  });
+
+  it('over Streamable HTTP on Redis: three refunds in one guarded client call all pay, a retry in a new host replays each', async () => {
+    const ledger = ledgerFile('call-keys');
+    const server = await startHttpServer({ ledger, redisUrl, prefix });
+    const step = {
+      tool: 'refund_batch',
+      arguments: { batch: 'B-1' },
+      runId: 'run-7',
+      policy: { kind: Idempotency.EFFECTFUL },
+    };
+    // One host: its own client guard, its own MCP client; the body refunds three orders, the
+    // first twice on purpose (two refunds of the same amount are two effects).
+    const host = async () => {
+      const client = fenceMcpClient(await httpClient(server.url));
+      try {
+        return await new Guard({ store: new MemoryStore(), tenant: 'agent' }).run(step, async () => {
+          const results: unknown[] = [];
+          for (const orderId of ['A-1', 'A-2', 'A-1']) {
+            results.push(
+              await client.callTool({ name: 'refund_order', arguments: { orderId, amountCents: 500 } }),
+            );
+          }
+          return results;
+        });
+      } finally {
+        await client.close();
+      }
+    };
+    try {
+      const first = (await host()) as CallToolResult[];
+      expect(first.map((result) => result.structuredContent)).toEqual([
+        { refundId: 're_1', orderId: 'A-1', amountCents: 500 },
+        { refundId: 're_2', orderId: 'A-2', amountCents: 500 },
+        { refundId: 're_3', orderId: 'A-1', amountCents: 500 },
+      ]);
+      expect(payments(ledger)).toHaveLength(3);
+      // The host died after the step: a new one runs it again, on a new connection.
+      const again = await host();
+      expect(again).toEqual(first);
+      expect(payments(ledger)).toHaveLength(3);
+    } finally {
+      server.child.kill('SIGTERM');
     }
   });
 });

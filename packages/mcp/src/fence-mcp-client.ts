@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { currentToolCall, Idempotency, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
 import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+import { nextCallKey } from './call-key.js';
 import { isMcpServerNotRunError, McpServerNotRunError, notRunOf } from './not-run.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
@@ -48,16 +49,24 @@ type CallTool = Client['callTool'];
 const fencedClients = new WeakSet<object>();
 
 /**
- * Make an MCP `Client` forward the guard's idempotency key: a `callTool` made inside a guarded
- * call (a tool body run by `guard.run`, `fenceTools` of `@toolfence/vercel-ai` or
- * `@toolfence/langchain`) sends `currentToolCall().idempotencyKey` as
- * `params._meta.idempotencyKey`, so a guarded server dedupes by the same key as the client (a
- * key the caller already put in `_meta` is kept). Outside a guarded call, or in a READ_ONLY one,
- * nothing is added. A server that ignores the key is unaffected; {@link toolfenceCapabilityOf}
- * tells which kind it is.
+ * Make an MCP `Client` forward idempotency keys derived from the guard's: each `callTool` made
+ * inside a guarded call (a tool body run by `guard.run`, `fenceTools` of `@toolfence/vercel-ai`
+ * or `@toolfence/langchain`) sends its own key, {@link mcpCallKey} of the guarded call's key,
+ * the tool, the arguments and its ordinal among identical calls, as
+ * `params._meta.idempotencyKey` (the advertised field), so a guarded server dedupes every call
+ * and replays each one to a retry of the guarded call (a key the caller already put in `_meta`
+ * is kept). Outside a guarded call, or in a READ_ONLY one, nothing is added. A server that
+ * ignores the key is unaffected; {@link toolfenceCapabilityOf} tells which kind it is.
+ *
+ * The wrapped `callTool` rejects, instead of returning the result:
+ * - with {@link McpServerNotRunError} when the server says it ran nothing (always);
+ * - with `IndeterminateOutcomeError` / `ExecutionAbandonedError` when the server reports a
+ *   stopped call (unless `onIndeterminate: 'report'`);
+ * - with {@link McpToolError} for any other `isError` result inside a guarded call (unless
+ *   `errorResults` says `'outcome'`).
  *
  * @returns the same client, whose `callTool` is wrapped.
- * @throws TypeError the client has no `callTool`, or is already fenced.
+ * @throws TypeError the client has no `callTool`, is already fenced, or `errorResults` is invalid.
  */
 export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpClientOptions = {}): C {
   if (client === null || typeof client !== 'object' || typeof client.callTool !== 'function') {
@@ -68,15 +77,21 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
   checkErrorResults(options.errorResults, 'fenceMcpClient');
   const callTool: CallTool = client.callTool.bind(client);
   const fenced: CallTool = async (params, resultSchema, requestOptions) => {
-    const key = currentToolCall()?.idempotencyKey;
+    const context = currentToolCall();
+    const guarded = context !== undefined && context.idempotencyKey !== '';
     let sent = params;
-    if (key !== undefined && key !== '') {
+    if (guarded) {
       const metaName =
         options.idempotencyKeyMeta ??
         toolfenceCapabilityOf(client)?.idempotencyKeyMeta ??
         DEFAULT_IDEMPOTENCY_KEY_META;
       const meta = params._meta ?? {};
-      if (!Object.hasOwn(meta, metaName)) sent = { ...params, _meta: { ...meta, [metaName]: key } };
+      if (!Object.hasOwn(meta, metaName)) {
+        // One key per callTool, not the guarded call's own: several calls in one body are several
+        // effects (see mcpCallKey).
+        const key = nextCallKey(context, params.name, params.arguments);
+        sent = { ...params, _meta: { ...meta, [metaName]: key } };
+      }
     }
     const result = await callTool(sent, resultSchema, requestOptions);
     // The server did not run the tool: not an outcome, so never returned as one (a guarded
@@ -88,7 +103,7 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
       if (stopped !== undefined) throw stoppingErrorOf(stopped, client.getServerVersion()?.name);
     }
     if (
-      key !== undefined &&
+      guarded &&
       isErrorResult(result) &&
       stoppedCallOf(result) === undefined &&
       errorResultHandling(options.errorResults, params.name) === 'failure'

@@ -1,6 +1,7 @@
 // The public API of @toolfence/mcp. Named exports only; everything else is internal.
 
 export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+export { mcpCallKey } from './call-key.js';
 export {
   type FenceMcpClientOptions,
   fenceMcpClient,
