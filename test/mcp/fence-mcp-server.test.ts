@@ -290,7 +290,11 @@ describe('fenceMcpServer', () => {
   it('advertises itself in capabilities.experimental.toolfence', async () => {
     const { server } = setup({ idempotencyKeyMeta: 'io.example/key' });
     const client = await connect(server);
-    expect(toolfenceCapabilityOf(client)).toEqual({ version: 1, idempotencyKeyMeta: 'io.example/key' });
+    expect(toolfenceCapabilityOf(client)).toEqual({
+      version: 1,
+      idempotencyKeyMeta: 'io.example/key',
+      idempotencyKeyParam: 'idempotencyKey',
+    });
     const plain = await connect(createPaymentsServer(new PaymentsProvider()));
     expect(toolfenceCapabilityOf(plain)).toBeUndefined();
   });

@@ -55,7 +55,8 @@ const fencedClients = new WeakSet<object>();
  * the tool, the arguments and its ordinal among identical calls, as
  * `params._meta.idempotencyKey` (the advertised field), so a guarded server dedupes every call
  * and replays each one to a retry of the guarded call (a key the caller already put in `_meta`
- * is kept). Outside a guarded call, or in a READ_ONLY one, nothing is added. A server that
+ * or in a top-level `params.idempotencyKey` is kept, and none is added). Outside a guarded
+ * call, or in a READ_ONLY one, nothing is added. A server that
  * ignores the key is unaffected; {@link toolfenceCapabilityOf} tells which kind it is.
  *
  * The wrapped `callTool` rejects, instead of returning the result:
@@ -86,7 +87,8 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
         toolfenceCapabilityOf(client)?.idempotencyKeyMeta ??
         DEFAULT_IDEMPOTENCY_KEY_META;
       const meta = params._meta ?? {};
-      if (!Object.hasOwn(meta, metaName)) {
+      // A key the caller set (in `_meta`, or top-level as SEP-3182 proposed) is the caller's.
+      if (!Object.hasOwn(meta, metaName) && !Object.hasOwn(params, 'idempotencyKey')) {
         // One key per callTool, not the guarded call's own: several calls in one body are several
         // effects (see mcpCallKey).
         const key = nextCallKey(context, params.name, params.arguments);
@@ -130,7 +132,12 @@ export function toolfenceCapabilityOf(
     | undefined;
   if (value === null || typeof value !== 'object') return undefined;
   if (typeof value.idempotencyKeyMeta !== 'string' || value.idempotencyKeyMeta === '') return undefined;
-  return { version: 1, idempotencyKeyMeta: value.idempotencyKeyMeta };
+  const param = value.idempotencyKeyParam;
+  return {
+    version: 1,
+    idempotencyKeyMeta: value.idempotencyKeyMeta,
+    ...(typeof param === 'string' && param !== '' ? { idempotencyKeyParam: param } : {}),
+  };
 }
 
 /** A tool as `client.listTools()` lists it (the fields read here). */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -9,7 +10,7 @@ import {
   PolicyError,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
-import { InvalidClientKeyError, notRunBodyOf, notRunResult } from './not-run.js';
+import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
@@ -76,7 +77,10 @@ export interface FenceMcpServerOptions {
    * id such a call fails closed (`KeyDerivationError`, reported as an error result, tool not run).
    */
   readonly runId?: RequestValue | undefined;
-  /** The `params._meta` field the client's idempotency key is read from. Default `'idempotencyKey'`. */
+  /**
+   * The `params._meta` field the client's idempotency key is read from. Default
+   * `'idempotencyKey'`. The top-level `params.idempotencyKey` is read too, whatever this says.
+   */
   readonly idempotencyKeyMeta?: string | undefined;
   /**
    * What a tool's `isError` result is: `'failure'` (default; IDEMPOTENT: released, not
@@ -105,6 +109,22 @@ interface McpServerInternals {
   server: McpServer['server'];
 }
 
+// The one Protocol method every incoming request passes through with its raw JSON-RPC message:
+// the SDK's tools/call schema strips `params` members it does not know (a top-level
+// `idempotencyKey` among them) before any handler sees them.
+interface ProtocolInternals {
+  _onrequest(request: { method?: unknown; params?: unknown }, extra?: unknown): unknown;
+}
+
+/** The top-level `params.idempotencyKey` of the tools/call request being handled, if it has one. */
+interface TopLevelKey {
+  readonly value: unknown;
+}
+const topLevelKeys = new AsyncLocalStorage<TopLevelKey | undefined>();
+
+/** The name of the top-level `params` member read as a client key (SEP-3182's proposal). */
+export const IDEMPOTENCY_KEY_PARAM = 'idempotencyKey';
+
 const fencedServers = new WeakSet<object>();
 
 /**
@@ -112,11 +132,15 @@ const fencedServers = new WeakSet<object>();
  * server: tools already registered and tools registered later, including handlers replaced with
  * `tool.update({ callback })` and renamed tools.
  *
- * - Key: the client's `params._meta.idempotencyKey` (SEP-3182's name; see
- *   `idempotencyKeyMeta`), hashed with tenant and tool as a business key (`scope: 'tenant'`), so
- *   a key reused with other arguments is an `IdempotencyConflictError`. Without one, the key the
+ * - Key: the client's `params._meta.idempotencyKey` (see `idempotencyKeyMeta`) or top-level
+ *   `params.idempotencyKey` (what SEP-3182, closed unmerged, proposed; both set and different:
+ *   refused, not run), hashed with tenant and tool as a business key (`scope: 'tenant'`), so a
+ *   key reused with other arguments is an `IdempotencyConflictError`. Without one, the key the
  *   policy derives from the arguments (run scope: the run id is `options.runId`). The JSON-RPC
- *   request id is the call id.
+ *   request id is the call id, never a key: a re-issued request has a new one.
+ * - A refusal before the tool ran answers an `isError` result marked
+ *   `_meta["io.toolfence/notRun"]` ({@link NotRunBody}); a tool's own `isError` result is a
+ *   failure (see `errorResults`).
  * - Policy: `options.policies[name]`, else the tool's annotations (`policiesFromAnnotations`).
  * - A repeat returns the recorded `CallToolResult` (structured content included); a call in
  *   flight with the same key waits for it.
@@ -157,12 +181,42 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   // Fail at wrap time, not at the first call, for every tool already registered.
   for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
 
-  const capability: ToolfenceCapability = { version: 1, idempotencyKeyMeta: metaName };
+  const capability: ToolfenceCapability = {
+    version: 1,
+    idempotencyKeyMeta: metaName,
+    idempotencyKeyParam: IDEMPOTENCY_KEY_PARAM,
+  };
   internals.server.registerCapabilities({ experimental: { [TOOLFENCE_CAPABILITY]: { ...capability } } });
 
+  readTopLevelKeys(internals.server as unknown as ProtocolInternals);
   internals.executeToolHandler = fencedHandler(internals.executeToolHandler, options, metaName, policyOf);
   fencedServers.add(server);
   return server;
+}
+
+/**
+ * Runs each incoming tools/call request with its raw top-level `params.idempotencyKey` in
+ * `topLevelKeys`, where the fenced handler reads it (the SDK's parsed request no longer has it;
+ * the handler runs in the request's async context).
+ */
+function readTopLevelKeys(protocol: ProtocolInternals): void {
+  const onRequest = protocol._onrequest;
+  if (typeof onRequest !== 'function') {
+    throw new TypeError(
+      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with _onrequest)',
+    );
+  }
+  protocol._onrequest = function onToolfenceRequest(this: ProtocolInternals, request, extra) {
+    const params = request?.params as Record<string, unknown> | undefined;
+    const key =
+      request?.method === 'tools/call' &&
+      params !== null &&
+      typeof params === 'object' &&
+      Object.hasOwn(params, IDEMPOTENCY_KEY_PARAM)
+        ? { value: params[IDEMPOTENCY_KEY_PARAM] }
+        : undefined;
+    return topLevelKeys.run(key, () => onRequest.call(this, request, extra));
+  };
 }
 
 /** The server's internals the adapter wraps; a different SDK shape is refused (it would leave tools unguarded). */
@@ -352,14 +406,34 @@ function businessKeyPolicy(policy: IdempotencyPolicy, clientKey: string): Idempo
   return { ...rest, key: () => clientKey, scope: 'tenant' };
 }
 
+/**
+ * The client's key: `params._meta[metaName]` and/or the top-level `params.idempotencyKey`. Both
+ * set and equal: that key; both set and different: refused (which one the client meant is
+ * unknown, and either choice could merge two calls or split one).
+ * @throws InvalidClientKeyError a key that is not a non-empty string of at most 255 characters,
+ *   or two keys that differ (before anything is claimed).
+ */
 function clientKeyOf(extra: ToolHandlerExtra, metaName: string): string | undefined {
   const meta = extra._meta as Record<string, unknown> | undefined;
-  if (meta === undefined || meta === null || !Object.hasOwn(meta, metaName)) return undefined;
-  const value = meta[metaName];
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_KEY_LENGTH) {
-    // Thrown before anything is claimed: the SDK answers it as an error result.
+  const inMeta =
+    meta === undefined || meta === null || !Object.hasOwn(meta, metaName)
+      ? undefined
+      : checkedKey(meta[metaName], `_meta.${metaName}`);
+  const topLevel = topLevelKeys.getStore();
+  const inParams = topLevel === undefined ? undefined : checkedKey(topLevel.value, IDEMPOTENCY_KEY_PARAM);
+  if (inMeta !== undefined && inParams !== undefined && inMeta !== inParams) {
     throw new InvalidClientKeyError(
-      `_meta.${metaName} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
+      `params.${IDEMPOTENCY_KEY_PARAM} and params._meta.${metaName} are both set and differ: send one key`,
+    );
+  }
+  return inMeta ?? inParams;
+}
+
+function checkedKey(value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_KEY_LENGTH) {
+    // Thrown before anything is claimed: answered as a "not run" result.
+    throw new InvalidClientKeyError(
+      `${where} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
     );
   }
   return value;

@@ -13,6 +13,7 @@ export {
 export {
   type FenceMcpServerOptions,
   fenceMcpServer,
+  IDEMPOTENCY_KEY_PARAM,
   MAX_CLIENT_KEY_LENGTH,
   type RequestValue,
   type StoppedServerCall,
