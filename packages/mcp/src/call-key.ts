@@ -12,7 +12,9 @@ import { canonicalJson, type ToolCallContext } from '@toolfence/core';
  *
  * `canonical` is the canonical JSON of docs/key-spec.md; `arguments` are the call's (`{}` when
  * absent); `n` is the 0-based ordinal of this call among the calls with the same tool and
- * canonical arguments made so far by the same attempt of the guarded call. So three different
+ * canonical arguments made so far by the same attempt of the guarded call (a `tools/call` that
+ * retries an `input_required` round, with `inputResponses` or `requestState`, is the same call
+ * and gets the same `n`). So three different
  * calls get three keys, two identical ones two keys, and a retry of the guarded call (same key,
  * same calls in the same order) sends the same keys again: the server replays each.
  *
@@ -37,16 +39,25 @@ export function mcpCallKey(guardedKey: string, tool: string, args: unknown, ordi
 // it has made. A retry is a new attempt, a new context, and counts from 0 again.
 const ordinals = new WeakMap<ToolCallContext, Map<string, number>>();
 
-/** The key for the next `callTool(tool, args)` of the guarded call `context`. */
-export function nextCallKey(context: ToolCallContext, tool: string, args: unknown): string {
+/**
+ * The key for the next `callTool(tool, args)` of the guarded call `context`. A `retryRound`
+ * (the same call sent again with the answers to an `input_required` round) is no new call: it
+ * gets the key of the last identical call, so the key is stable across the rounds.
+ */
+export function nextCallKey(
+  context: ToolCallContext,
+  tool: string,
+  args: unknown,
+  retryRound = false,
+): string {
   let counts = ordinals.get(context);
   if (counts === undefined) {
     counts = new Map();
     ordinals.set(context, counts);
   }
   const identity = canonicalJson([tool, args ?? {}]);
-  const ordinal = counts.get(identity) ?? 0;
-  const key = mcpCallKey(context.idempotencyKey, tool, args, ordinal);
-  counts.set(identity, ordinal + 1);
-  return key;
+  const made = counts.get(identity) ?? 0;
+  if (retryRound && made > 0) return mcpCallKey(context.idempotencyKey, tool, args, made - 1);
+  counts.set(identity, made + 1);
+  return mcpCallKey(context.idempotencyKey, tool, args, made);
 }

@@ -3,6 +3,7 @@ import { currentToolCall, Idempotency, type IdempotencyPolicy, PolicyError } fro
 import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 import { nextCallKey } from './call-key.js';
 import { isMcpServerNotRunError, McpServerNotRunError, notRunOf } from './not-run.js';
+import { isRoundRetry } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   stoppedCallOf,
@@ -91,7 +92,7 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
       if (!Object.hasOwn(meta, metaName) && !Object.hasOwn(params, 'idempotencyKey')) {
         // One key per callTool, not the guarded call's own: several calls in one body are several
         // effects (see mcpCallKey).
-        const key = nextCallKey(context, params.name, params.arguments);
+        const key = nextCallKey(context, params.name, params.arguments, isRoundRetry(params));
         sent = { ...params, _meta: { ...meta, [metaName]: key } };
       }
     }

@@ -11,6 +11,7 @@ import {
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
 import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
+import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
@@ -90,6 +91,12 @@ export interface FenceMcpServerOptions {
    * See {@link ErrorResultHandling}.
    */
   readonly errorResults?: ErrorResultsOption;
+  /**
+   * Tells a multi round-trip request's incomplete (`input_required`) result from a final one;
+   * such a round is never recorded (the claim is released, the client gets the result, and the
+   * retried round with the same key runs the handler again). Default {@link isIncompleteResult}.
+   */
+  readonly isIncompleteResult?: IncompleteResultTest | undefined;
   /**
    * Called (synchronously, before the result is sent) when a call ends indeterminate or
    * abandoned: to alert an operator. An exception thrown by the hook is ignored.
@@ -176,6 +183,9 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
     throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
   }
   checkErrorResults(options.errorResults, 'fenceMcpServer');
+  if (options.isIncompleteResult !== undefined && typeof options.isIncompleteResult !== 'function') {
+    throw new TypeError('fenceMcpServer: isIncompleteResult must be a function');
+  }
   const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true);
 
   // Fail at wrap time, not at the first call, for every tool already registered.
@@ -287,7 +297,10 @@ function acceptingNoEffectResults(policy: IdempotencyPolicy): IdempotencyPolicy 
   return {
     ...policy,
     isNoEffectError: (error) =>
-      (McpToolError.isInstance(error) && error.noEffect) || (own !== undefined && own(error) === true),
+      (McpToolError.isInstance(error) && error.noEffect) ||
+      // A round that asked for input did not do the effect: that happens on the final round.
+      IncompleteRound.isInstance(error) ||
+      (own !== undefined && own(error) === true),
   };
 }
 
@@ -299,6 +312,7 @@ function fencedHandler(
   policyOf: PolicyOf,
 ): McpServerInternals['executeToolHandler'] {
   const { guard } = options;
+  const isIncomplete = options.isIncompleteResult ?? isIncompleteResult;
   return async function fencedExecuteToolHandler(
     this: McpServerInternals,
     tool: RegisteredTool,
@@ -329,6 +343,8 @@ function fencedHandler(
       // MCP's channel for a tool's failure is an isError result, not a throw: the guard must see
       // it as the failure it is, or it records a transient error as the answer for a day.
       if (failOnErrorResult && isErrorResult(result)) throw new McpToolError(toolName, result);
+      // An input_required round is not an outcome: released, never recorded or replayed.
+      if (isIncomplete(result)) throw new IncompleteRound(toolName, result);
       return result;
     };
     let clientKey: string | undefined;
@@ -359,6 +375,7 @@ function fencedHandler(
         // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
         // the client gets the tool's own result, marked as not recorded.
         if (McpToolError.isInstance(error)) return notRecorded(error.result);
+        if (IncompleteRound.isInstance(error)) return error.result;
         if (entered) throw error;
         return refusedBeforeRunning(error, toolName);
       }

@@ -27,6 +27,7 @@ export {
   type NotRunBody,
   notRunOf,
 } from './not-run.js';
+export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
