@@ -1,7 +1,9 @@
 // What the protocol does on a broken stream, a multi round-trip call and a task, with raw
 // JSON-RPC where SDK 1.32 lacks the feature. A guarded McpServer over InMemoryTransport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Guard, Idempotency, MemoryStore } from '@toolfence/core';
 import { fenceMcpClient, fenceMcpServer, stoppedCallOf } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
@@ -164,5 +166,53 @@ describe('a multi round-trip call (input_required, 2026-07-28)', () => {
     expect(seen[0]).toBe(seen[1]);
     expect(seen[2]).not.toBe(seen[0]);
     expect(new Set(seen).size).toBe(2);
+  });
+});
+
+describe('a task tool (experimental.tasks.registerToolTask)', () => {
+  it('a re-issued call with the same key gets the same task, not a second one', async () => {
+    const taskStore = new InMemoryTaskStore();
+    const server = new McpServer(
+      { name: 'jobs', version: '1.0.0' },
+      { capabilities: { tasks: { requests: { tools: { call: {} } } } }, taskStore },
+    );
+    let started = 0;
+    server.experimental.tasks.registerToolTask(
+      'export_ledger',
+      { inputSchema: { month: z.string() }, execution: { taskSupport: 'required' } },
+      {
+        createTask: async ({ month }, extra) => {
+          started += 1;
+          const task = await extra.taskStore.createTask({ ttl: 60_000 });
+          await extra.taskStore.storeTaskResult(task.taskId, 'completed', {
+            content: [{ type: 'text', text: `ledger ${month}` }],
+          });
+          return { task };
+        },
+        getTask: async (_args, extra) => (await extra.taskStore.getTask(extra.taskId)) as never,
+        getTaskResult: async (_args, extra) => (await extra.taskStore.getTaskResult(extra.taskId)) as never,
+      },
+    );
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    const session = await rawSession(fenceMcpServer(server, { guard }));
+    const call = {
+      name: 'export_ledger',
+      arguments: { month: '2026-11' },
+      task: { ttl: 60_000 },
+      _meta: { idempotencyKey: 'export-1' },
+    };
+    const first = await session.request(1, 'tools/call', call);
+    const reissued = await session.request(2, 'tools/call', call);
+    const firstTask = first.result?.task as { taskId: string };
+    expect(firstTask.taskId).toMatch(/^[0-9a-f]+$/);
+    expect((reissued.result?.task as { taskId: string }).taskId).toBe(firstTask.taskId);
+    expect(started).toBe(1);
+    // The task is the real one: its result is there.
+    const result = await session.request(3, 'tasks/result', { taskId: firstTask.taskId });
+    expect(result.result?.content).toEqual([{ type: 'text', text: 'ledger 2026-11' }]);
+    // Another key is another task.
+    const other = await session.request(4, 'tools/call', { ...call, _meta: { idempotencyKey: 'export-2' } });
+    expect((other.result?.task as { taskId: string }).taskId).not.toBe(firstTask.taskId);
+    expect(started).toBe(2);
   });
 });

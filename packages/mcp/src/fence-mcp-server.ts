@@ -159,7 +159,8 @@ const fencedServers = new WeakSet<object>();
  * - Advertises `capabilities.experimental.toolfence = { version: 1, idempotencyKeyMeta }`.
  *
  * Call it before `connect()` (capabilities are fixed once connected). Task-based tools
- * (`registerToolTask`) are passed through unguarded.
+ * (`experimental.tasks.registerToolTask`) called with a task are guarded at `createTask`: a
+ * re-issue with the same key gets the recorded `CreateTaskResult`, the same task.
  *
  * @returns the same server.
  * @throws TypeError the server is not an SDK 1.32-compatible McpServer, is already fenced, or is
@@ -322,8 +323,12 @@ function fencedHandler(
     const run = (signal: AbortSignal | undefined) =>
       execute.call(this, tool, args, signal === undefined ? extra : { ...extra, signal });
     const toolName = nameOf(this._registeredTools, tool);
-    // Task handlers answer a task, not a result: out of scope, run as they were.
-    if (toolName === undefined || 'createTask' in (tool.handler as object)) return run(undefined);
+    if (toolName === undefined) return run(undefined);
+    // A task tool reaches this hook only for a task-augmented request; its `createTask` is
+    // guarded like any handler: the CreateTaskResult is the outcome, so a re-issue with the same
+    // key gets the same task instead of starting a second one. (SDK 1.32 runs an 'optional' task
+    // tool called without a task through handleAutomaticTaskPolling, which calls createTask
+    // directly: that path is not guarded.)
     let base: IdempotencyPolicy | undefined;
     try {
       base = policyOf(toolName, tool);
