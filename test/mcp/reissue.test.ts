@@ -5,7 +5,7 @@ import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { Guard, Idempotency, MemoryStore } from '@toolfence/core';
-import { fenceMcpClient, fenceMcpServer, stoppedCallOf } from '@toolfence/mcp';
+import { fenceMcpClient, fenceMcpServer, notRunOf, stoppedCallOf } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
@@ -214,5 +214,39 @@ describe('a task tool (experimental.tasks.registerToolTask)', () => {
     const other = await session.request(4, 'tools/call', { ...call, _meta: { idempotencyKey: 'export-2' } });
     expect((other.result?.task as { taskId: string }).taskId).not.toBe(firstTask.taskId);
     expect(started).toBe(2);
+  });
+});
+
+describe("inFlight: 'answer'", () => {
+  it('a duplicate of a running call is answered "in progress" at once; after it finished, the retry replays', async () => {
+    const provider = new PaymentsProvider();
+    let release!: () => void;
+    provider.hold = new Promise((resolve) => {
+      release = resolve;
+    });
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    const session = await rawSession(
+      fenceMcpServer(createPaymentsServer(provider), { guard, inFlight: 'answer' }),
+    );
+    const first = session.request(1, 'tools/call', refund('k-busy'));
+    await until(() => provider.refunds.length === 1);
+    const started = Date.now();
+    const duplicate = await session.request(2, 'tools/call', refund('k-busy'));
+    const answeredMs = Date.now() - started;
+    expect(notRunOf(duplicate.result)).toEqual({
+      code: 'OUTCOME_PENDING',
+      retryable: true,
+      tool: 'refund_order',
+    });
+    // The default would wait up to 2 × leaseMs (60 s) for the first call.
+    expect(answeredMs).toBeLessThan(1_000);
+    release();
+    const answer = await first;
+    const retried = await session.request(3, 'tools/call', refund('k-busy'));
+    expect(retried.result).toEqual(answer.result);
+    expect(provider.refunds).toHaveLength(1);
+    expect(() =>
+      fenceMcpServer(createPaymentsServer(provider), { guard, inFlight: 'later' as 'answer' }),
+    ).toThrow(/inFlight/);
   });
 });

@@ -92,6 +92,13 @@ export interface FenceMcpServerOptions {
    */
   readonly errorResults?: ErrorResultsOption;
   /**
+   * What a call gets whose key another call is still running: `'wait'` (default) waits for that
+   * call (up to the policy's `waitTimeoutMs`) and answers its result; `'answer'` answers at once
+   * with the "not run" result `OUTCOME_PENDING`, `retryable: true` (the in-progress error
+   * SEP-3182 described), for a client that would rather retry later than hold a request open.
+   */
+  readonly inFlight?: 'wait' | 'answer' | undefined;
+  /**
    * Tells a multi round-trip request's incomplete (`input_required`) result from a final one;
    * such a round is never recorded (the claim is released, the client gets the result, and the
    * retried round with the same key runs the handler again). Default {@link isIncompleteResult}.
@@ -187,7 +194,15 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   if (options.isIncompleteResult !== undefined && typeof options.isIncompleteResult !== 'function') {
     throw new TypeError('fenceMcpServer: isIncompleteResult must be a function');
   }
-  const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true);
+  if (options.inFlight !== undefined && options.inFlight !== 'wait' && options.inFlight !== 'answer') {
+    throw new TypeError("fenceMcpServer: inFlight must be 'wait' or 'answer'");
+  }
+  const policyOf = policyLookup(
+    guard,
+    policies,
+    options.policiesFromAnnotations ?? true,
+    options.inFlight === 'answer',
+  );
 
   // Fail at wrap time, not at the first call, for every tool already registered.
   for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
@@ -255,9 +270,10 @@ function policyLookup(
   guard: Guard,
   policies: Readonly<Record<string, IdempotencyPolicy>>,
   fromAnnotations: boolean,
+  answerInFlight: boolean,
 ): PolicyOf {
   const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
-  const withNoEffectResults = new WeakMap<IdempotencyPolicy, IdempotencyPolicy>();
+  const adapted = new WeakMap<IdempotencyPolicy, IdempotencyPolicy>();
   return (toolName, tool) => {
     const policy = Object.hasOwn(policies, toolName)
       ? policies[toolName]
@@ -281,15 +297,26 @@ function policyLookup(
       guard.checkPolicy(policy, { tool: toolName, parameterNames: parameterNamesOf(tool.inputSchema) });
       checked.set(tool, policy);
     }
-    if (policy.kind !== Idempotency.EFFECTFUL) return policy;
+    if (policy.kind === Idempotency.READ_ONLY) return policy;
     // One copy per policy: the guard resolves each policy object once.
-    let effectful = withNoEffectResults.get(policy);
-    if (effectful === undefined) {
-      effectful = acceptingNoEffectResults(policy);
-      withNoEffectResults.set(policy, effectful);
+    let served = adapted.get(policy);
+    if (served === undefined) {
+      served = servedPolicy(policy, answerInFlight);
+      adapted.set(policy, served);
     }
-    return effectful;
+    return served;
   };
+}
+
+/**
+ * The policy as the server runs it: an EFFECTFUL one also releases on an error result the tool
+ * marked as without effect and on an input_required round; with `inFlight: 'answer'` a duplicate
+ * of a running call waits 1 ms instead of `waitTimeoutMs`, so it is answered "in progress"
+ * (`OutcomePendingError`, a retryable "not run") at once.
+ */
+function servedPolicy(policy: IdempotencyPolicy, answerInFlight: boolean): IdempotencyPolicy {
+  const effectful = policy.kind === Idempotency.EFFECTFUL ? acceptingNoEffectResults(policy) : policy;
+  return answerInFlight ? { ...effectful, waitTimeoutMs: 1 } : effectful;
 }
 
 /** An EFFECTFUL policy that also releases on an error result the tool marked as having had no effect. */
