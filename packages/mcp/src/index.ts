@@ -36,6 +36,7 @@ export {
   stoppedCallOf,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
+  type ToolResultLike,
 } from './stopped-result.js';
 export {
   type ErrorResultHandling,

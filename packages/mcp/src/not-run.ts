@@ -46,6 +46,7 @@ export class McpServerNotRunError extends Error {
   readonly code: string;
   /** See {@link NotRunBody.retryable}. */
   readonly retryable: boolean;
+  /** The tool the server did not run. */
   readonly tool: string;
   /** The server's name (from its `initialize` answer), when known. */
   readonly server: string | undefined;
@@ -93,6 +94,7 @@ export function notRunOf(result: unknown): NotRunBody | undefined {
 
 /** A client key the server refuses before claiming anything: malformed, or two that disagree. */
 export class InvalidClientKeyError extends TypeError {
+  /** The `code` of the "not run" answer it becomes. */
   readonly code = 'INVALID_IDEMPOTENCY_KEY';
   constructor(message: string) {
     super(message);

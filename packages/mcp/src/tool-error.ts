@@ -43,6 +43,7 @@ const toolErrorMarker = Symbol.for('toolfence.mcp.toolError');
  */
 export class McpToolError extends Error {
   readonly [toolErrorMarker] = true;
+  /** The tool that answered the error. */
   readonly tool: string;
   /** The `isError` result the tool answered. */
   readonly result: ToolResultLike;
