@@ -9,7 +9,7 @@ import { fenceMcpClient, fenceMcpServer, notRunOf, stoppedCallOf } from '@toolfe
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
-import { rawSession } from './raw-json-rpc.js';
+import { type RawAnswer, rawSession } from './raw-json-rpc.js';
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -203,16 +203,17 @@ describe('a task tool (experimental.tasks.registerToolTask)', () => {
     };
     const first = await session.request(1, 'tools/call', call);
     const reissued = await session.request(2, 'tools/call', call);
-    const firstTask = first.result?.task as { taskId: string };
+    const taskIdOf = (answer: RawAnswer) => (answer.result?.task as { taskId?: string } | undefined)?.taskId;
+    const firstTask = { taskId: taskIdOf(first) as string };
     expect(firstTask.taskId).toMatch(/^[0-9a-f]+$/);
-    expect((reissued.result?.task as { taskId: string }).taskId).toBe(firstTask.taskId);
+    expect(taskIdOf(reissued)).toBe(firstTask.taskId);
     expect(started).toBe(1);
     // The task is the real one: its result is there.
     const result = await session.request(3, 'tasks/result', { taskId: firstTask.taskId });
     expect(result.result?.content).toEqual([{ type: 'text', text: 'ledger 2026-11' }]);
     // Another key is another task.
     const other = await session.request(4, 'tools/call', { ...call, _meta: { idempotencyKey: 'export-2' } });
-    expect((other.result?.task as { taskId: string }).taskId).not.toBe(firstTask.taskId);
+    expect(taskIdOf(other)).not.toBe(firstTask.taskId);
     expect(started).toBe(2);
   });
 });
