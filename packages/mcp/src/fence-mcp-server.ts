@@ -252,12 +252,14 @@ function internalsOf(server: McpServer): McpServerInternals {
     internals === null ||
     typeof internals !== 'object' ||
     typeof internals.executeToolHandler !== 'function' ||
+    typeof (internals.server as unknown as Partial<ProtocolInternals> | undefined)?._onrequest !==
+      'function' ||
     internals._registeredTools === null ||
     typeof internals._registeredTools !== 'object'
   ) {
     // A different SDK shape would leave every tool silently unguarded: refuse instead.
     throw new TypeError(
-      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler and _registeredTools)',
+      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler, _registeredTools and server._onrequest)',
     );
   }
   return internals;
