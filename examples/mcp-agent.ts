@@ -4,7 +4,8 @@
 //
 // The host loses the step after the refund went through (the model API fails) and retries the
 // run in a new process: a new MCP connection, a client guard with an empty store. The client
-// forwards the guard's idempotency key in _meta, the server dedupes by it: paid once.
+// forwards a key derived from the guard's idempotency key in _meta (one per callTool), the server
+// dedupes by it: paid once.
 //
 //   npx tsx --conditions=@toolfence/source examples/mcp-agent.ts
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

@@ -1,8 +1,8 @@
 // The demo's MCP row: the refund tool lives on an MCP server (a real McpServer of
 // @modelcontextprotocol/sdk, connected to a real Client in memory), and the AI SDK agent calls it
 // through tools made from the client's tool list. Guarding it is `fenceMcpServer(server, { guard })`
-// on the server, `fenceMcpClient(client)` and `fenceTools` on the host, which sends the guard's
-// key in `_meta` so the server dedupes by it.
+// on the server, `fenceMcpClient(client)` and `fenceTools` on the host, which sends a key derived
+// from the guard's (one per callTool) in `_meta` so the server dedupes by it.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

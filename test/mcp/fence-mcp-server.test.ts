@@ -16,6 +16,7 @@ import {
 import {
   fenceMcpClient,
   fenceMcpServer,
+  mcpCallKey,
   mcpToolPolicies,
   policyFromAnnotations,
   stoppedCallOf,
@@ -289,14 +290,18 @@ describe('fenceMcpServer', () => {
   it('advertises itself in capabilities.experimental.toolfence', async () => {
     const { server } = setup({ idempotencyKeyMeta: 'io.example/key' });
     const client = await connect(server);
-    expect(toolfenceCapabilityOf(client)).toEqual({ version: 1, idempotencyKeyMeta: 'io.example/key' });
+    expect(toolfenceCapabilityOf(client)).toEqual({
+      version: 1,
+      idempotencyKeyMeta: 'io.example/key',
+      idempotencyKeyParam: 'idempotencyKey',
+    });
     const plain = await connect(createPaymentsServer(new PaymentsProvider()));
     expect(toolfenceCapabilityOf(plain)).toBeUndefined();
   });
 });
 
 describe('fenceMcpClient', () => {
-  it('forwards the guard key in _meta (the advertised field); outside a guarded call it adds nothing', async () => {
+  it('forwards a key derived from the guard key in _meta (the advertised field); outside a guarded call it adds nothing', async () => {
     const seen: unknown[] = [];
     const guard = new Guard({ store: new MemoryStore() });
     const server = createPaymentsServer(new PaymentsProvider());
@@ -319,7 +324,12 @@ describe('fenceMcpClient', () => {
     await guard.run({ tool: 'echo_meta', arguments: { n: 3 }, runId: 'r', policy }, () =>
       client.callTool({ name: 'echo_meta', arguments: { n: 3 }, _meta: { 'io.example/key': 'mine' } }),
     );
-    expect(seen).toEqual([{ 'io.example/key': key }, undefined, { 'io.example/key': 'mine' }]);
+    // The key sent is derived from the guarded call's (one per callTool: call-keys.test.ts).
+    expect(seen).toEqual([
+      { 'io.example/key': mcpCallKey(key as string, 'echo_meta', { n: 1 }, 0) },
+      undefined,
+      { 'io.example/key': 'mine' },
+    ]);
     expect(key).toMatch(/^[0-9a-f]{64}$/);
   });
 
@@ -345,11 +355,13 @@ describe('fenceMcpClient', () => {
     const listed = await client.listTools();
     expect(mcpToolPolicies(listed)).toEqual({});
     const explicit = { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] } as const;
-    expect(mcpToolPolicies(listed, { policies: { refund_order: explicit } })).toEqual({
-      refund_order: explicit,
-    });
+    // EFFECTFUL policies come back as copies that also release on a server's "not run".
+    const releasing = { isNoEffectError: expect.any(Function) };
+    const fromExplicit = mcpToolPolicies(listed, { policies: { refund_order: explicit } });
+    expect(fromExplicit).toEqual({ refund_order: { ...explicit, ...releasing } });
+    expect(fromExplicit.refund_order?.isNoEffectError?.(new Error('not a refusal'))).toBe(false);
     expect(mcpToolPolicies(listed, { trustAnnotations: true })).toEqual({
-      refund_order: { kind: Idempotency.EFFECTFUL },
+      refund_order: { kind: Idempotency.EFFECTFUL, ...releasing },
       set_address: { kind: Idempotency.IDEMPOTENT },
       lookup_order: { kind: Idempotency.READ_ONLY },
     });

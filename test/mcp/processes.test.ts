@@ -10,10 +10,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { stoppedCallOf } from '@toolfence/mcp';
+import { Guard, Idempotency, MemoryStore } from '@toolfence/core';
+import { fenceMcpClient, McpServerNotRunError, mcpToolPolicies, stoppedCallOf } from '@toolfence/mcp';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectRedis, deletePrefix, randomPrefix, redisUrl } from '../support/redis.js';
+import {
+  connectRedis,
+  deletePrefix,
+  freePort,
+  type RedisServer,
+  randomPrefix,
+  redisUrl,
+  startRedisServer,
+} from '../support/redis.js';
 import { startStallingProxy } from '../support/stalling-proxy.js';
 import type { ServerProcessConfig } from './server-process.js';
 
@@ -206,6 +215,102 @@ describe('a guarded MCP server in another process', () => {
     } finally {
       await client.close().catch(() => {});
       await proxy.close();
+      server.child.kill('SIGTERM');
+    }
+  });
+
+  it('on Redis that is down, then back: the server\'s "not run" is no outcome, the client\'s retry pays once', async () => {
+    const ledger = ledgerFile('not-run');
+    // A private redis-server on a port where nothing listens yet: the shared Redis is untouched.
+    const port = await freePort();
+    const server = await startHttpServer({
+      ledger,
+      redisUrl: `redis://127.0.0.1:${port}`,
+      prefix,
+      redisMayBeDown: true,
+    });
+    const client = fenceMcpClient(await httpClient(server.url));
+    let redisServer: RedisServer | undefined;
+    try {
+      const policies = mcpToolPolicies(await client.listTools(), {
+        policies: { refund_order: { kind: Idempotency.EFFECTFUL } },
+      });
+      // The agent's own guard (its own store), as fenceTools would run the step.
+      const clientGuard = new Guard({ store: new MemoryStore(), tenant: 'agent' });
+      const args = { orderId: 'A-100', amountCents: 3000 };
+      const step = () =>
+        clientGuard.run(
+          { tool: 'refund_order', arguments: args, runId: 'conversation-9', policy: policies.refund_order! },
+          () => client.callTool({ name: 'refund_order', arguments: args }),
+        );
+      const refused = await step().catch((error: unknown) => error);
+      expect(McpServerNotRunError.isInstance(refused)).toBe(true);
+      expect(refused).toMatchObject({ code: 'STORE_UNAVAILABLE', retryable: true });
+
+      redisServer = await startRedisServer({ port });
+      // The server's client reconnects within ~100 ms; until it has, every retry is refused the
+      // same way (never recorded). Poll with a deadline.
+      let answer: unknown;
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        answer = await step().catch((error: unknown) => error);
+        if (!McpServerNotRunError.isInstance(answer) || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect((answer as CallToolResult).structuredContent).toEqual({
+        refundId: 're_1',
+        orderId: 'A-100',
+        amountCents: 3000,
+      });
+      expect(await step()).toEqual(answer);
+      expect(payments(ledger)).toHaveLength(1);
+    } finally {
+      await client.close();
+      server.child.kill('SIGTERM');
+      await redisServer?.stop();
+    }
+  });
+
+  it('over Streamable HTTP on Redis: three refunds in one guarded client call all pay, a retry in a new host replays each', async () => {
+    const ledger = ledgerFile('call-keys');
+    const server = await startHttpServer({ ledger, redisUrl, prefix });
+    const step = {
+      tool: 'refund_batch',
+      arguments: { batch: 'B-1' },
+      runId: 'run-7',
+      policy: { kind: Idempotency.EFFECTFUL },
+    };
+    // One host: its own client guard, its own MCP client; the body refunds three orders, the
+    // first twice on purpose (two refunds of the same amount are two effects).
+    const host = async () => {
+      const client = fenceMcpClient(await httpClient(server.url));
+      try {
+        return await new Guard({ store: new MemoryStore(), tenant: 'agent' }).run(step, async () => {
+          const results: unknown[] = [];
+          for (const orderId of ['A-1', 'A-2', 'A-1']) {
+            results.push(
+              await client.callTool({ name: 'refund_order', arguments: { orderId, amountCents: 500 } }),
+            );
+          }
+          return results;
+        });
+      } finally {
+        await client.close();
+      }
+    };
+    try {
+      const first = (await host()) as CallToolResult[];
+      expect(first.map((result) => result.structuredContent)).toEqual([
+        { refundId: 're_1', orderId: 'A-1', amountCents: 500 },
+        { refundId: 're_2', orderId: 'A-2', amountCents: 500 },
+        { refundId: 're_3', orderId: 'A-1', amountCents: 500 },
+      ]);
+      expect(payments(ledger)).toHaveLength(3);
+      // The host died after the step: a new one runs it again, on a new connection.
+      const again = await host();
+      expect(again).toEqual(first);
+      expect(payments(ledger)).toHaveLength(3);
+    } finally {
       server.child.kill('SIGTERM');
     }
   });

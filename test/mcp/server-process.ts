@@ -26,12 +26,20 @@ export interface ServerProcessConfig {
   readonly holdMs?: number;
   readonly leaseMs?: number;
   readonly name?: string;
+  /**
+   * Redis may be down at first: commands fail at once while it is (no offline queue, so a claim
+   * never runs late after the server answered "not run"), reconnecting every 100 ms.
+   */
+  readonly redisMayBeDown?: boolean;
 }
 
 const config = JSON.parse(process.argv[2] ?? '{}') as ServerProcessConfig;
 let store: IdempotencyStore = new MemoryStore();
 if (config.redisUrl !== undefined) {
-  const client = new Redis(config.redisUrl);
+  const client = new Redis(
+    config.redisUrl,
+    config.redisMayBeDown === true ? { enableOfflineQueue: false, retryStrategy: () => 100 } : {},
+  );
   client.on('error', () => {});
   store = new RedisStore({ client, prefix: config.prefix });
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -9,6 +10,8 @@ import {
   PolicyError,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
+import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
+import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
@@ -18,7 +21,16 @@ import {
   stoppedCallResult,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
+  type ToolResultLike,
 } from './stopped-result.js';
+import {
+  checkErrorResults,
+  type ErrorResultsOption,
+  errorResultHandling,
+  isErrorResult,
+  McpToolError,
+  NOT_RECORDED_META,
+} from './tool-error.js';
 
 /** What the SDK passes a tool handler besides its arguments. */
 export type ToolHandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -66,8 +78,32 @@ export interface FenceMcpServerOptions {
    * id such a call fails closed (`KeyDerivationError`, reported as an error result, tool not run).
    */
   readonly runId?: RequestValue | undefined;
-  /** The `params._meta` field the client's idempotency key is read from. Default `'idempotencyKey'`. */
+  /**
+   * The `params._meta` field the client's idempotency key is read from. Default
+   * `'idempotencyKey'`. The top-level `params.idempotencyKey` is read too, whatever this says.
+   */
   readonly idempotencyKeyMeta?: string | undefined;
+  /**
+   * What a tool's `isError` result is: `'failure'` (default; IDEMPOTENT: released, not
+   * recorded, a retry runs it; EFFECTFUL: indeterminate unless the result carries
+   * `_meta["io.toolfence/noEffect"]: true` or the policy's `isNoEffectError` accepts the
+   * {@link McpToolError}) or `'outcome'` (recorded and replayed). One value, or one per tool name.
+   * See {@link ErrorResultHandling}.
+   */
+  readonly errorResults?: ErrorResultsOption;
+  /**
+   * What a call gets whose key another call is still running: `'wait'` (default) waits for that
+   * call (up to the policy's `waitTimeoutMs`) and answers its result; `'answer'` answers at once
+   * with the "not run" result `OUTCOME_PENDING`, `retryable: true` (the in-progress error
+   * SEP-3182 described), for a client that would rather retry later than hold a request open.
+   */
+  readonly inFlight?: 'wait' | 'answer' | undefined;
+  /**
+   * Tells a multi round-trip request's incomplete (`input_required`) result from a final one;
+   * such a round is never recorded (the claim is released, the client gets the result, and the
+   * retried round with the same key runs the handler again). Default {@link isIncompleteResult}.
+   */
+  readonly isIncompleteResult?: IncompleteResultTest | undefined;
   /**
    * Called (synchronously, before the result is sent) when a call ends indeterminate or
    * abandoned: to alert an operator. An exception thrown by the hook is ignored.
@@ -87,6 +123,22 @@ interface McpServerInternals {
   server: McpServer['server'];
 }
 
+// The one Protocol method every incoming request passes through with its raw JSON-RPC message:
+// the SDK's tools/call schema strips `params` members it does not know (a top-level
+// `idempotencyKey` among them) before any handler sees them.
+interface ProtocolInternals {
+  _onrequest(request: { method?: unknown; params?: unknown }, extra?: unknown): unknown;
+}
+
+/** The top-level `params.idempotencyKey` of the tools/call request being handled, if it has one. */
+interface TopLevelKey {
+  readonly value: unknown;
+}
+const topLevelKeys = new AsyncLocalStorage<TopLevelKey | undefined>();
+
+/** The name of the top-level `params` member read as a client key (SEP-3182's proposal). */
+export const IDEMPOTENCY_KEY_PARAM = 'idempotencyKey';
+
 const fencedServers = new WeakSet<object>();
 
 /**
@@ -94,11 +146,15 @@ const fencedServers = new WeakSet<object>();
  * server: tools already registered and tools registered later, including handlers replaced with
  * `tool.update({ callback })` and renamed tools.
  *
- * - Key: the client's `params._meta.idempotencyKey` (SEP-3182's name; see
- *   `idempotencyKeyMeta`), hashed with tenant and tool as a business key (`scope: 'tenant'`), so
- *   a key reused with other arguments is an `IdempotencyConflictError`. Without one, the key the
+ * - Key: the client's `params._meta.idempotencyKey` (see `idempotencyKeyMeta`) or top-level
+ *   `params.idempotencyKey` (what SEP-3182, closed unmerged, proposed; both set and different:
+ *   refused, not run), hashed with tenant and tool as a business key (`scope: 'tenant'`), so a
+ *   key reused with other arguments is an `IdempotencyConflictError`. Without one, the key the
  *   policy derives from the arguments (run scope: the run id is `options.runId`). The JSON-RPC
- *   request id is the call id.
+ *   request id is the call id, never a key: a re-issued request has a new one.
+ * - A refusal before the tool ran answers an `isError` result marked
+ *   `_meta["io.toolfence/notRun"]` ({@link NotRunBody}); a tool's own `isError` result is a
+ *   failure (see `errorResults`).
  * - Policy: `options.policies[name]`, else the tool's annotations (`policiesFromAnnotations`).
  * - A repeat returns the recorded `CallToolResult` (structured content included); a call in
  *   flight with the same key waits for it.
@@ -110,7 +166,8 @@ const fencedServers = new WeakSet<object>();
  * - Advertises `capabilities.experimental.toolfence = { version: 1, idempotencyKeyMeta }`.
  *
  * Call it before `connect()` (capabilities are fixed once connected). Task-based tools
- * (`registerToolTask`) are passed through unguarded.
+ * (`experimental.tasks.registerToolTask`) called with a task are guarded at `createTask`: a
+ * re-issue with the same key gets the recorded `CreateTaskResult`, the same task.
  *
  * @returns the same server.
  * @throws TypeError the server is not an SDK 1.32-compatible McpServer, is already fenced, or is
@@ -133,17 +190,59 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   if (typeof metaName !== 'string' || metaName.length === 0) {
     throw new TypeError('fenceMcpServer: idempotencyKeyMeta must be a non-empty string');
   }
-  const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true);
+  checkErrorResults(options.errorResults, 'fenceMcpServer');
+  if (options.isIncompleteResult !== undefined && typeof options.isIncompleteResult !== 'function') {
+    throw new TypeError('fenceMcpServer: isIncompleteResult must be a function');
+  }
+  if (options.inFlight !== undefined && options.inFlight !== 'wait' && options.inFlight !== 'answer') {
+    throw new TypeError("fenceMcpServer: inFlight must be 'wait' or 'answer'");
+  }
+  const policyOf = policyLookup(
+    guard,
+    policies,
+    options.policiesFromAnnotations ?? true,
+    options.inFlight === 'answer',
+  );
 
   // Fail at wrap time, not at the first call, for every tool already registered.
   for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
 
-  const capability: ToolfenceCapability = { version: 1, idempotencyKeyMeta: metaName };
+  const capability: ToolfenceCapability = {
+    version: 1,
+    idempotencyKeyMeta: metaName,
+    idempotencyKeyParam: IDEMPOTENCY_KEY_PARAM,
+  };
   internals.server.registerCapabilities({ experimental: { [TOOLFENCE_CAPABILITY]: { ...capability } } });
 
+  readTopLevelKeys(internals.server as unknown as ProtocolInternals);
   internals.executeToolHandler = fencedHandler(internals.executeToolHandler, options, metaName, policyOf);
   fencedServers.add(server);
   return server;
+}
+
+/**
+ * Runs each incoming tools/call request with its raw top-level `params.idempotencyKey` in
+ * `topLevelKeys`, where the fenced handler reads it (the SDK's parsed request no longer has it;
+ * the handler runs in the request's async context).
+ */
+function readTopLevelKeys(protocol: ProtocolInternals): void {
+  const onRequest = protocol._onrequest;
+  if (typeof onRequest !== 'function') {
+    throw new TypeError(
+      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with _onrequest)',
+    );
+  }
+  protocol._onrequest = function onToolfenceRequest(this: ProtocolInternals, request, extra) {
+    const params = request?.params as Record<string, unknown> | undefined;
+    const key =
+      request?.method === 'tools/call' &&
+      params !== null &&
+      typeof params === 'object' &&
+      Object.hasOwn(params, IDEMPOTENCY_KEY_PARAM)
+        ? { value: params[IDEMPOTENCY_KEY_PARAM] }
+        : undefined;
+    return topLevelKeys.run(key, () => onRequest.call(this, request, extra));
+  };
 }
 
 /** The server's internals the adapter wraps; a different SDK shape is refused (it would leave tools unguarded). */
@@ -153,12 +252,14 @@ function internalsOf(server: McpServer): McpServerInternals {
     internals === null ||
     typeof internals !== 'object' ||
     typeof internals.executeToolHandler !== 'function' ||
+    typeof (internals.server as unknown as Partial<ProtocolInternals> | undefined)?._onrequest !==
+      'function' ||
     internals._registeredTools === null ||
     typeof internals._registeredTools !== 'object'
   ) {
     // A different SDK shape would leave every tool silently unguarded: refuse instead.
     throw new TypeError(
-      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler and _registeredTools)',
+      'fenceMcpServer needs an McpServer of @modelcontextprotocol/sdk ^1.32.2 (with executeToolHandler, _registeredTools and server._onrequest)',
     );
   }
   return internals;
@@ -171,8 +272,10 @@ function policyLookup(
   guard: Guard,
   policies: Readonly<Record<string, IdempotencyPolicy>>,
   fromAnnotations: boolean,
+  answerInFlight: boolean,
 ): PolicyOf {
   const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
+  const adapted = new WeakMap<IdempotencyPolicy, IdempotencyPolicy>();
   return (toolName, tool) => {
     const policy = Object.hasOwn(policies, toolName)
       ? policies[toolName]
@@ -196,7 +299,38 @@ function policyLookup(
       guard.checkPolicy(policy, { tool: toolName, parameterNames: parameterNamesOf(tool.inputSchema) });
       checked.set(tool, policy);
     }
-    return policy;
+    if (policy.kind === Idempotency.READ_ONLY) return policy;
+    // One copy per policy: the guard resolves each policy object once.
+    let served = adapted.get(policy);
+    if (served === undefined) {
+      served = servedPolicy(policy, answerInFlight);
+      adapted.set(policy, served);
+    }
+    return served;
+  };
+}
+
+/**
+ * The policy as the server runs it: an EFFECTFUL one also releases on an error result the tool
+ * marked as without effect and on an input_required round; with `inFlight: 'answer'` a duplicate
+ * of a running call waits 1 ms instead of `waitTimeoutMs`, so it is answered "in progress"
+ * (`OutcomePendingError`, a retryable "not run") at once.
+ */
+function servedPolicy(policy: IdempotencyPolicy, answerInFlight: boolean): IdempotencyPolicy {
+  const effectful = policy.kind === Idempotency.EFFECTFUL ? acceptingNoEffectResults(policy) : policy;
+  return answerInFlight ? { ...effectful, waitTimeoutMs: 1 } : effectful;
+}
+
+/** An EFFECTFUL policy that also releases on an error result the tool marked as having had no effect. */
+function acceptingNoEffectResults(policy: IdempotencyPolicy): IdempotencyPolicy {
+  const own = policy.isNoEffectError;
+  return {
+    ...policy,
+    isNoEffectError: (error) =>
+      (McpToolError.isInstance(error) && error.noEffect) ||
+      // A round that asked for input did not do the effect: that happens on the final round.
+      IncompleteRound.isInstance(error) ||
+      (own !== undefined && own(error) === true),
   };
 }
 
@@ -208,6 +342,7 @@ function fencedHandler(
   policyOf: PolicyOf,
 ): McpServerInternals['executeToolHandler'] {
   const { guard } = options;
+  const isIncomplete = options.isIncompleteResult ?? isIncompleteResult;
   return async function fencedExecuteToolHandler(
     this: McpServerInternals,
     tool: RegisteredTool,
@@ -217,13 +352,43 @@ function fencedHandler(
     const run = (signal: AbortSignal | undefined) =>
       execute.call(this, tool, args, signal === undefined ? extra : { ...extra, signal });
     const toolName = nameOf(this._registeredTools, tool);
-    // Task handlers answer a task, not a result: out of scope, run as they were.
-    if (toolName === undefined || 'createTask' in (tool.handler as object)) return run(undefined);
-    const base = policyOf(toolName, tool);
+    if (toolName === undefined) return run(undefined);
+    // A task tool reaches this hook only for a task-augmented request; its `createTask` is
+    // guarded like any handler: the CreateTaskResult is the outcome, so a re-issue with the same
+    // key gets the same task instead of starting a second one. (SDK 1.32 runs an 'optional' task
+    // tool called without a task through handleAutomaticTaskPolling, which calls createTask
+    // directly: that path is not guarded.)
+    let base: IdempotencyPolicy | undefined;
+    try {
+      base = policyOf(toolName, tool);
+    } catch (error) {
+      // A tool registered after fencing with a bad policy: refused, not run.
+      return refusedBeforeRunning(error, toolName);
+    }
     if (base === undefined || base.kind === Idempotency.READ_ONLY) return run(undefined);
 
-    const clientKey = clientKeyOf(extra, metaName);
-    const tenant = resolveValue(options.tenant, extra, toolName);
+    // Whether the guard entered the body: an error after that is the tool's (or its outcome's),
+    // never a "not run".
+    let entered = false;
+    const failOnErrorResult = errorResultHandling(options.errorResults, toolName) === 'failure';
+    const body = async (context: { signal: AbortSignal }) => {
+      entered = true;
+      const result = await run(context.signal);
+      // MCP's channel for a tool's failure is an isError result, not a throw: the guard must see
+      // it as the failure it is, or it records a transient error as the answer for a day.
+      if (failOnErrorResult && isErrorResult(result)) throw new McpToolError(toolName, result);
+      // An input_required round is not an outcome: released, never recorded or replayed.
+      if (isIncomplete(result)) throw new IncompleteRound(toolName, result);
+      return result;
+    };
+    let clientKey: string | undefined;
+    let tenant: string | undefined;
+    try {
+      clientKey = clientKeyOf(extra, metaName);
+      tenant = resolveValue(options.tenant, extra, toolName);
+    } catch (error) {
+      return refusedBeforeRunning(error, toolName);
+    }
     const call: GuardedCall = {
       tool: toolName,
       // The validated arguments the handler receives; a tool without an input schema gets none.
@@ -238,19 +403,42 @@ function fencedHandler(
       signal: extra.signal,
     };
     try {
-      return await guard.run(call, (context) => run(context.signal));
+      return await guard.run(call, body);
     } catch (error) {
-      if (!isStoppingError(error)) throw error;
-      const body = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
+      if (!isStoppingError(error)) {
+        // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
+        // the client gets the tool's own result, marked as not recorded.
+        if (McpToolError.isInstance(error)) return notRecorded(error.result);
+        if (IncompleteRound.isInstance(error)) return error.result;
+        if (entered) throw error;
+        return refusedBeforeRunning(error, toolName);
+      }
+      const stopped = stoppedCallBody(error, tenant ?? guard.tenant, clientKey);
       notifyStopped(options, error, {
         toolName,
         requestId: String(extra.requestId),
         sessionId: extra.sessionId,
-        body,
+        body: stopped,
       });
-      return stoppedCallResult(error, body, tool.outputSchema !== undefined);
+      return stoppedCallResult(error, stopped, tool.outputSchema !== undefined);
     }
   };
+}
+
+/**
+ * The answer to a call refused before its body ran: an `isError` result with the
+ * `io.toolfence/notRun` marker, so a client can tell "nothing happened" from a tool's failure.
+ * An error that is not one of the guard's refusals is thrown to the SDK as before.
+ */
+function refusedBeforeRunning(error: unknown, toolName: string): unknown {
+  const body = notRunBodyOf(error, toolName);
+  if (body === undefined) throw error;
+  return notRunResult(error, body);
+}
+
+/** The tool's result with `_meta["io.toolfence/notRecorded"]: true`. */
+function notRecorded(result: ToolResultLike): ToolResultLike {
+  return { ...result, _meta: { ...(result._meta ?? {}), [NOT_RECORDED_META]: true } };
 }
 
 /** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */
@@ -269,14 +457,34 @@ function businessKeyPolicy(policy: IdempotencyPolicy, clientKey: string): Idempo
   return { ...rest, key: () => clientKey, scope: 'tenant' };
 }
 
+/**
+ * The client's key: `params._meta[metaName]` and/or the top-level `params.idempotencyKey`. Both
+ * set and equal: that key; both set and different: refused (which one the client meant is
+ * unknown, and either choice could merge two calls or split one).
+ * @throws InvalidClientKeyError a key that is not a non-empty string of at most 255 characters,
+ *   or two keys that differ (before anything is claimed).
+ */
 function clientKeyOf(extra: ToolHandlerExtra, metaName: string): string | undefined {
   const meta = extra._meta as Record<string, unknown> | undefined;
-  if (meta === undefined || meta === null || !Object.hasOwn(meta, metaName)) return undefined;
-  const value = meta[metaName];
+  const inMeta =
+    meta === undefined || meta === null || !Object.hasOwn(meta, metaName)
+      ? undefined
+      : checkedKey(meta[metaName], `_meta.${metaName}`);
+  const topLevel = topLevelKeys.getStore();
+  const inParams = topLevel === undefined ? undefined : checkedKey(topLevel.value, IDEMPOTENCY_KEY_PARAM);
+  if (inMeta !== undefined && inParams !== undefined && inMeta !== inParams) {
+    throw new InvalidClientKeyError(
+      `params.${IDEMPOTENCY_KEY_PARAM} and params._meta.${metaName} are both set and differ: send one key`,
+    );
+  }
+  return inMeta ?? inParams;
+}
+
+function checkedKey(value: unknown, where: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_CLIENT_KEY_LENGTH) {
-    // Thrown before anything is claimed: the SDK answers it as an error result.
-    throw new TypeError(
-      `_meta.${metaName} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
+    // Thrown before anything is claimed: answered as a "not run" result.
+    throw new InvalidClientKeyError(
+      `${where} must be a non-empty string of at most ${MAX_CLIENT_KEY_LENGTH} characters`,
     );
   }
   return value;

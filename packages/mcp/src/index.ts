@@ -1,6 +1,7 @@
 // The public API of @toolfence/mcp. Named exports only; everything else is internal.
 
 export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
+export { mcpCallKey } from './call-key.js';
 export {
   type FenceMcpClientOptions,
   fenceMcpClient,
@@ -12,11 +13,21 @@ export {
 export {
   type FenceMcpServerOptions,
   fenceMcpServer,
+  IDEMPOTENCY_KEY_PARAM,
   MAX_CLIENT_KEY_LENGTH,
   type RequestValue,
   type StoppedServerCall,
   type ToolHandlerExtra,
 } from './fence-mcp-server.js';
+export {
+  InvalidClientKeyError,
+  isMcpServerNotRunError,
+  McpServerNotRunError,
+  NOT_RUN_META,
+  type NotRunBody,
+  notRunOf,
+} from './not-run.js';
+export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
@@ -25,4 +36,12 @@ export {
   stoppedCallOf,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
+  type ToolResultLike,
 } from './stopped-result.js';
+export {
+  type ErrorResultHandling,
+  type ErrorResultsOption,
+  McpToolError,
+  NO_EFFECT_META,
+  NOT_RECORDED_META,
+} from './tool-error.js';

@@ -1,6 +1,9 @@
 import { ExecutionAbandonedError, IndeterminateOutcomeError, isCallStopError } from '@toolfence/core';
 
-/** The `_meta` field name under which a client sends its idempotency key (the name SEP-3182 proposes). */
+/**
+ * The default `params._meta` field in which a client sends its idempotency key. (SEP-3182, closed
+ * unmerged, proposed a top-level `params.idempotencyKey` instead; a guarded server reads both.)
+ */
 export const DEFAULT_IDEMPOTENCY_KEY_META = 'idempotencyKey';
 
 /**
@@ -15,6 +18,11 @@ export interface ToolfenceCapability {
   readonly version: 1;
   /** The `params._meta` field the server reads the client's idempotency key from. */
   readonly idempotencyKeyMeta: string;
+  /**
+   * The top-level `params` member the server also reads a key from (`'idempotencyKey'`, as
+   * SEP-3182 proposed); absent from servers of toolfence before it read one.
+   */
+  readonly idempotencyKeyParam?: string;
 }
 
 /** The error after which the run must not go on. */
