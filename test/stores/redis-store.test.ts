@@ -892,7 +892,13 @@ describe('an unavailable Redis', () => {
     const ref = newRef();
     const claimed = await acquire(ref, {}, down);
     await server.stop();
-    await sleep(100);
+    // The client has seen its connection close (ioredis leaves 'ready' then): the operations
+    // below meet a server that is gone, not one still closing.
+    await waitFor(
+      () => doomed.status,
+      (status) => status !== 'ready',
+      { message: 'the client to see the server gone' },
+    );
     const started = performance.now();
     const operations: [string, () => Promise<unknown>][] = [
       ['claim', () => down.claim(newRef(), claimOptions())],
