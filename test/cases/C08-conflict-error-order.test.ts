@@ -29,7 +29,8 @@ describe('C08: concurrent reuse of a business key', () => {
       return { refundId: 'r-1' };
     };
     const a = guard.run({ tool: 'refund', arguments: X, policy }, body);
-    await sleep(20);
+    // A holds the key once its body runs.
+    while (executions === 0) await sleep(5);
 
     const b = await guard.run({ tool: 'refund', arguments: Y, policy }, body).catch((e: unknown) => e);
     expect(IdempotencyConflictError.isInstance(b)).toBe(true);

@@ -28,8 +28,13 @@ describe('the worker measures durations on the monotonic clock (a wall-clock ste
     const guard = new Guard({ store: memory, tenant: 'clock' });
     const policy = { kind: Idempotency.EFFECTFUL, waitTimeoutMs: 1000 };
     const call = { tool: 'refund', arguments: { orderId: 'A' }, runId: 'r', policy };
-    const holder = guard.run(call, () => sleep(1800).then(() => 'done'));
-    await sleep(20);
+    let holding = false;
+    const holder = guard.run(call, () => {
+      holding = true;
+      return sleep(1800).then(() => 'done');
+    });
+    // The body runs once the holder's claim is answered: only then is the key busy for `other`.
+    while (!holding) await sleep(5);
     const other = new Guard({ store: memory, tenant: 'clock' });
     const started = performance.now();
     const waiting = other.run(call, () => 'must not run').catch((error: unknown) => error);

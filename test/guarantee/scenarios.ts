@@ -85,14 +85,23 @@ export function pausable(store: IdempotencyStore): {
   };
 }
 
-/** A view of `store` whose first `count` claim replies arrive `delayMs` after the claim landed. */
-export function lateClaimReplies(store: IdempotencyStore, delayMs: number, count = 1): IdempotencyStore {
+/**
+ * A view of `store` whose first `count` claim replies arrive `delayMs` after the claim landed;
+ * `onAnswered` runs as each claim's answer comes back from the store, before that delay.
+ */
+export function lateClaimReplies(
+  store: IdempotencyStore,
+  delayMs: number,
+  count = 1,
+  onAnswered: () => void = () => undefined,
+): IdempotencyStore {
   let left = count;
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'claim') {
         return async (...claimArgs: Parameters<IdempotencyStore['claim']>) => {
           const result = await target.claim(...claimArgs);
+          onAnswered();
           if (left-- > 0) await sleep(delayMs);
           return result;
         };
@@ -161,7 +170,8 @@ export function describeGuarantee(
         await release.wait;
         return 'refunded';
       });
-      await sleep(50);
+      // The body runs once its claim is answered: the record exists then, on a loaded machine too.
+      while (executions === 0) await sleep(5);
       expect(await store.forget({ tenant: t })).toBe(1);
       release.open();
       expect(await running).toBe('refunded');
@@ -251,7 +261,13 @@ export function describeGuarantee(
         const shared = storeOf();
         const leaseMs = 500;
         const policy = { kind, leaseMs, heartbeatMs: 150, waitTimeoutMs: 10_000 };
-        const late = new Guard({ store: lateClaimReplies(shared, 2 * leaseMs), tenant: t });
+        let answered = false;
+        const late = new Guard({
+          store: lateClaimReplies(shared, 2 * leaseMs, 1, () => {
+            answered = true;
+          }),
+          tenant: t,
+        });
         const other = new Guard({ store: shared, tenant: t });
         let charges = 0;
         const body = (who: string) => async () => {
@@ -259,6 +275,9 @@ export function describeGuarantee(
           return `charged by ${who}`;
         };
         const first = late.run(refund(t, policy), body('the late holder'));
+        // The store set the lease before it answered: 1.1 leases after the answer it has expired,
+        // however late a loaded machine got the claim to the store.
+        while (!answered) await sleep(5);
         await sleep(1.1 * leaseMs);
         if (kind === Idempotency.EFFECTFUL) {
           // Another caller finds the lease expired: indeterminate, never re-run.

@@ -15,6 +15,7 @@ import {
   requirePostgres,
   uniqueSchemaName,
 } from '../support/postgres.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DAY_MS = 86_400_000;
 const schema = uniqueSchemaName('pgstore');
@@ -27,8 +28,13 @@ let store: PostgresStore;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const ref = (): RecordRef => randomRef();
 
+/** The application_name of each store's connections: its pool's own, so a count is of its backends. */
+const connectionNames = new WeakMap<object, string>();
+
 function newPool(config: pg.PoolConfig = {}): pg.Pool {
-  const created = createPool(config);
+  const name = config.application_name ?? `toolfence-postgres-tests-${randomBytes(4).toString('hex')}`;
+  const created = createPool({ ...config, application_name: name });
+  connectionNames.set(created, name);
   pools.push(created);
   return created;
 }
@@ -37,6 +43,8 @@ function newStore(
   options: Partial<PostgresStoreOptions> & Pick<PostgresStoreOptions, 'pool'>,
 ): PostgresStore {
   const created = new PostgresStore({ schema, autoCleanup: false, ...options });
+  const name = connectionNames.get(options.pool);
+  if (name !== undefined) connectionNames.set(created, name);
   stores.push(created);
   return created;
 }
@@ -44,6 +52,58 @@ function newStore(
 async function scalar<T>(text: string, values: unknown[] = []): Promise<T> {
   const result = await pool.query(text, values);
   return Object.values(result.rows[0] as Record<string, unknown>)[0] as T;
+}
+
+/**
+ * `on`'s backends that LISTEN on its channel, counted by its pool's application_name (stores of
+ * this file share a schema, so a channel alone is not one store's); with `idle`, only those that
+ * finished the LISTEN: the store's LISTEN connection is in place.
+ */
+function listeningBackends(on: PostgresStore, { idle = false } = {}): Promise<number> {
+  const name = connectionNames.get(on);
+  if (name === undefined) throw new Error('listeningBackends: a store made by newStore on a newPool');
+  return scalar<number>(
+    `SELECT count(*)::int FROM pg_stat_activity
+      WHERE query = $1 AND application_name = $2 AND (NOT $3::boolean OR state = 'idle')`,
+    [`LISTEN "${on.channel}"`, name, idle],
+  );
+}
+
+/** Until `on`'s LISTEN connection has closed (its backend exits just after the socket closes). */
+async function untilNotListening(on: PostgresStore): Promise<void> {
+  await waitFor(
+    () => listeningBackends(on),
+    (count) => count === 0,
+    {
+      message: `the LISTEN connection on ${on.channel} to close`,
+    },
+  );
+}
+
+/**
+ * Until a settle of `target` is certainly notified to `on`'s waiters: the store LISTENs (one idle
+ * backend) and a waiter's first read has marked the row `waited` (the trigger notifies only
+ * then). Polls with a deadline: a fixed sleep is outrun by a loaded machine.
+ */
+async function untilNotified(on: PostgresStore, target: RecordRef): Promise<void> {
+  await waitFor(
+    () => listeningBackends(on, { idle: true }),
+    (count) => count === 1,
+    {
+      message: `the LISTEN connection on ${on.channel}`,
+    },
+  );
+  await waitFor(
+    async () =>
+      (
+        await pool.query(`SELECT waited FROM ${on.tableName} WHERE tenant = $1 AND key = $2`, [
+          target.tenant,
+          target.key,
+        ])
+      ).rows[0]?.waited === true,
+    (waited) => waited,
+    { message: 'the waiter to mark its record waited' },
+  );
 }
 
 beforeAll(async () => {
@@ -364,20 +424,23 @@ describe('PostgresStore on PostgreSQL', () => {
       const watchedBy = claimOptions();
       await store.claim(watched, watchedBy);
       const waiting = waiter.waitForSettle(watched, { timeoutMs: 10_000 });
-      await sleep(200);
+      await untilNotified(waiter, watched);
       await store.complete(watched, { fence: 1, owner: watchedBy.owner }, '"heard"', DAY_MS);
       expect(await waiting).toBe('settled');
-      await sleep(100);
+      // Notifications arrive in commit order: once the watched one is here, any of the two
+      // unwatched settles (committed before it) would be too.
+      await waitFor(
+        () => notifications.length,
+        (count) => count > 0,
+        { message: 'a notification' },
+      );
       expect(notifications).toEqual([digest(watched)]);
     } finally {
-      // Not left looking like a store's LISTEN connection in pg_stat_activity while it closes.
+      // Its own LISTEN ends before it does, so no count of this channel sees it while it closes.
       await listener.query('UNLISTEN *');
       listener.release(true);
       await waiter.close();
-      const listening = () =>
-        scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [`LISTEN "${store.channel}"`]);
-      const closedBy = Date.now() + 3_000;
-      while (Number(await listening()) > 0 && Date.now() < closedBy) await sleep(20);
+      await untilNotListening(waiter);
     }
   });
 
@@ -460,7 +523,8 @@ describe('PostgresStore on PostgreSQL', () => {
     const options = claimOptions();
     expect((await odd.claim(target, options)).status).toBe('acquired');
     const waiting = odd.waitForSettle(target, { timeoutMs: 10_000 });
-    await sleep(100);
+    // Settled through the quoted trigger's NOTIFY, not by a read that came after the complete.
+    await untilNotified(odd, target);
     await odd.complete(target, { fence: 1, owner: options.owner }, '"odd"', DAY_MS);
     expect(await waiting).toBe('settled');
     expect(await odd.get(target)).toMatchObject({ outcome: '"odd"' });
@@ -497,17 +561,11 @@ describe('PostgresStore on PostgreSQL', () => {
     const options = claimOptions();
     await listening.claim(target, options);
     const waiters = Array.from({ length: 100 }, () => listening.waitForSettle(target, { timeoutMs: 10_000 }));
-    await sleep(300);
+    await untilNotified(listening, target);
     // LISTEN has a connection of its own (postgres-small-pools.test.ts): none from the pool.
     expect(connects).toBe(0);
     expect(listening.listenConnectionsOpened).toBe(1);
-    expect(
-      Number(
-        await scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [
-          `LISTEN "${listening.channel}"`,
-        ]),
-      ),
-    ).toBe(1);
+    expect(await listeningBackends(listening)).toBe(1);
     const started = Date.now();
     await listening.complete(target, { fence: 1, owner: options.owner }, '"done"', DAY_MS);
     expect(new Set(await Promise.all(waiters))).toEqual(new Set(['settled']));
@@ -515,12 +573,7 @@ describe('PostgresStore on PostgreSQL', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
 
     await listening.close();
-    // The backend exits just after the client closes its socket: give pg_stat_activity a moment.
-    const listeners = () =>
-      scalar('SELECT count(*) FROM pg_stat_activity WHERE query = $1', [`LISTEN "${listening.channel}"`]);
-    const closedBy = Date.now() + 3_000;
-    while (Number(await listeners()) > 0 && Date.now() < closedBy) await sleep(20);
-    expect(Number(await listeners())).toBe(0);
+    await untilNotListening(listening);
     // close() released what the store opened, not the caller's pool.
     expect((await listenPool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
   });
@@ -532,24 +585,39 @@ describe('PostgresStore on PostgreSQL', () => {
     const firstOptions = claimOptions();
     await resilient.claim(first, firstOptions);
     const firstWait = resilient.waitForSettle(first, { timeoutMs: 10_000 });
-    await sleep(200);
+    await untilNotified(resilient, first);
     expect(resilient.listenConnectionsOpened).toBe(1);
-    await pool.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1', [
-      `LISTEN "${resilient.channel}"`,
-    ]);
-    await sleep(100);
+    const killed = (
+      await pool.query(
+        // In the select list, evaluated only for the rows the inner WHERE kept.
+        `SELECT pid, pg_terminate_backend(pid) FROM (
+           SELECT pid FROM pg_stat_activity WHERE query = $1 AND application_name = $2
+         ) AS mine`,
+        [`LISTEN "${resilient.channel}"`, connectionNames.get(resilient)],
+      )
+    ).rows.map((row: { pid: number }) => row.pid);
+    expect(killed).toHaveLength(1);
+    // Settle once the backend is gone, while LISTEN is down (or being reopened).
+    await waitFor(
+      () => scalar<number>('SELECT count(*)::int FROM pg_stat_activity WHERE pid = ANY($1)', [killed]),
+      (count) => count === 0,
+      { message: 'the terminated LISTEN backend to exit' },
+    );
     // Settled while LISTEN may be down: the waiter still learns it (poll, or re-read on reconnect).
     await resilient.complete(first, { fence: 1, owner: firstOptions.owner }, '"1"', DAY_MS);
     expect(await firstWait).toBe('settled');
 
-    const deadline = Date.now() + 5_000;
-    while (resilient.listenConnectionsOpened < 2 && Date.now() < deadline) await sleep(50);
+    await waitFor(
+      () => resilient.listenConnectionsOpened,
+      (opened) => opened >= 2,
+      { message: 'the LISTEN connection to reopen' },
+    );
     expect(resilient.listenConnectionsOpened).toBe(2);
     const second = ref();
     const secondOptions = claimOptions();
     await resilient.claim(second, secondOptions);
     const secondWait = resilient.waitForSettle(second, { timeoutMs: 10_000 });
-    await sleep(100);
+    await untilNotified(resilient, second);
     const started = Date.now();
     await resilient.complete(second, { fence: 1, owner: secondOptions.owner }, '"2"', DAY_MS);
     expect(await secondWait).toBe('settled');
@@ -561,14 +629,17 @@ describe('PostgresStore on PostgreSQL', () => {
     // A lease long enough that the renewal lands inside it on a loaded machine.
     const options = claimOptions({ leaseMs: 1_000 });
     await store.claim(target, options);
-    const started = Date.now();
     const waiting = store.waitForSettle(target, { timeoutMs: 10_000 });
-    await sleep(150);
+    // The waiter has read the first lease (and armed its re-read at that deadline) before the renewal.
+    await untilNotified(store, target);
+    const renewSentAt = Date.now();
     expect(await store.renew(target, { fence: 1, owner: options.owner }, 1_500)).toMatchObject({
       status: 'renewed',
     });
     expect(await waiting).toBe('lease_expired');
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1_600);
+    // The renewed lease ends 1 500 ms after the database ran the renew, which is after it was sent
+    // (-5: the lease deadline is kept in whole ms, the clocks read here may round the other way).
+    expect(Date.now() - renewSentAt).toBeGreaterThanOrEqual(1_495);
   });
 
   it('waitForSettle rejects with the abort reason', async () => {

@@ -15,6 +15,7 @@ import {
   randomPrefix,
   startRedisCluster,
 } from '../support/redis.js';
+import { waitFor } from '../support/wait-for.js';
 
 const prefix = randomPrefix('cluster');
 let cluster: RedisClusterUnderTest | undefined;
@@ -123,18 +124,27 @@ describe('RedisStore on Redis Cluster, cluster-specific', () => {
   });
 
   it('wakes a waiter by publish when the record settles on another node', async () => {
-    const store = new RedisStore({ client: await connectCluster(), prefix });
+    const client = await connectCluster();
+    const store = new RedisStore({ client, prefix });
     try {
       const ref = { tenant: 'acme', key: randomBytes(32).toString('hex') };
       const options = claimOptions();
       const claimed = await store.claim(ref, options);
       expect(claimed.status).toBe('acquired');
-      const started = performance.now();
+      const key = store.namesOf(ref).key;
+      const unmarked = await client.getBuffer(key);
       const waiting = store.waitForSettle(ref, { timeoutMs: 10_000 });
-      await new Promise((resolve) => setTimeout(resolve, 60));
+      // Subscribed, then marked (watch-1.lua, the only write to the record): from now on the
+      // settle publishes to it. Polled: a fixed sleep is outrun by a loaded machine.
+      await waitFor(
+        () => client.getBuffer(key),
+        (now) => unmarked !== null && now !== null && !now.equals(unmarked),
+        { message: 'the waiter to mark the record' },
+      );
+      const started = performance.now();
       await store.complete(ref, { fence: 1, owner: options.owner }, '"done"', 60_000);
       expect(await waiting).toBe('settled');
-      // Faster than the first poll (250 ms): the message arrived.
+      // From the complete, faster than the first poll (250 ms after the wait began): the message arrived.
       expect(performance.now() - started).toBeLessThan(220);
     } finally {
       await store.close();

@@ -725,13 +725,33 @@ describe('waitForSettle', () => {
     return { value, elapsedMs: performance.now() - started };
   }
 
+  /**
+   * Starts a wait on the in-progress record `ref` and returns it once the waiter has subscribed
+   * and marked the record waited (watch-1.lua: the mark, after the SUBSCRIBE, is the only write,
+   * so the stored bytes change): a settle from now on is published to it. Polls with a deadline;
+   * a fixed sleep is outrun by a loaded machine.
+   */
+  async function watched<T>(ref: RecordRef, wait: () => Promise<T>): Promise<{ waiting: Promise<T> }> {
+    const key = store.namesOf(ref).key;
+    const unmarked = await client.getBuffer(key);
+    if (unmarked === null) throw new Error('watched: the record should exist');
+    const waiting = wait();
+    await waitFor(
+      () => client.getBuffer(key),
+      (now) => now === null || !now.equals(unmarked),
+      { message: 'the waiter to mark the record' },
+    );
+    return { waiting };
+  }
+
   it('is woken by the publish of complete, well before the first poll', async () => {
     const ref = newRef();
     const claimed = await acquire(ref);
-    const waiting = timed(store.waitForSettle(ref, { timeoutMs: 10_000 }));
-    await sleep(60);
-    await store.complete(ref, claimed.holder, 'done', 60_000);
-    const { value, elapsedMs } = await waiting;
+    const { waiting } = await watched(ref, () => store.waitForSettle(ref, { timeoutMs: 10_000 }));
+    // From the complete: the first poll re-reads 250 ms after the wait began.
+    const { value, elapsedMs } = await timed(
+      store.complete(ref, claimed.holder, 'done', 60_000).then(() => waiting),
+    );
     expect(value).toBe('settled');
     expect(elapsedMs).toBeLessThan(200);
   });
@@ -739,15 +759,17 @@ describe('waitForSettle', () => {
   it('is woken by release, by markIndeterminate and by a claim that marks an expired lease', async () => {
     const released = newRef();
     const a = await acquire(released);
-    const waitRelease = store.waitForSettle(released, { timeoutMs: 10_000 });
-    await sleep(30);
+    const { waiting: waitRelease } = await watched(released, () =>
+      store.waitForSettle(released, { timeoutMs: 10_000 }),
+    );
     await store.release(released, a.holder);
     expect(await waitRelease).toBe('settled');
 
     const marked = newRef();
     const b = await acquire(marked);
-    const waitMarked = store.waitForSettle(marked, { timeoutMs: 10_000 });
-    await sleep(30);
+    const { waiting: waitMarked } = await watched(marked, () =>
+      store.waitForSettle(marked, { timeoutMs: 10_000 }),
+    );
     await store.markIndeterminate(marked, b.holder, { type: 'E', message: 'm' }, 60_000);
     expect(await waitMarked).toBe('settled');
   });
@@ -770,19 +792,27 @@ describe('waitForSettle', () => {
       await listener.subscribe(store.namesOf(ref).channel);
       return claimed.holder;
     };
-    // No waiter: nothing is published.
+    // No waiter: nothing is published. A marker published after the settles (on a channel the
+    // listener has) arrives after anything they published: the server delivers in order.
+    let lastChannel = '';
     for (const [, settle] of settlements) {
       const ref = newRef();
       await settle(ref, await claimListened(ref));
+      lastChannel = store.namesOf(ref).channel;
     }
-    await sleep(50);
-    expect(heard).toEqual([]);
+    await client.publish(lastChannel, 'marker');
+    await waitFor(
+      () => heard.length,
+      (count) => count > 0,
+      { message: 'the marker message' },
+    );
+    expect(heard).toEqual(['marker']);
+    heard.length = 0;
     // A waiter marks the record; the mark changes neither its fields nor its expiry.
     const markedBy = async (ref: RecordRef) => {
       const before = await store.get(ref);
       const pttl = await client.pttl(store.namesOf(ref).key);
-      const waiting = store.waitForSettle(ref, { timeoutMs: 10_000 });
-      await sleep(30);
+      const { waiting } = await watched(ref, () => store.waitForSettle(ref, { timeoutMs: 10_000 }));
       expect(await store.get(ref)).toEqual(before);
       const kept = await client.pttl(store.namesOf(ref).key);
       expect(kept).toBeGreaterThan(pttl - 100);
@@ -823,12 +853,18 @@ describe('waitForSettle', () => {
     const ref = newRef();
     // A lease long enough that the renewal lands inside it on a loaded machine.
     const claimed = await acquire(ref, { leaseMs: 1_000 });
-    const waiting = timed(store.waitForSettle(ref, { timeoutMs: 10_000 }));
-    await sleep(150);
-    expect(await store.renew(ref, claimed.holder, 1_500)).toMatchObject({ status: 'renewed' });
-    const { value, elapsedMs } = await waiting;
+    // The waiter has read the first lease (and armed its re-read at that deadline) before the renewal.
+    const { waiting } = await watched(ref, () => store.waitForSettle(ref, { timeoutMs: 10_000 }));
+    const { value, elapsedMs } = await timed(
+      store.renew(ref, claimed.holder, 1_500).then((renewed) => {
+        expect(renewed).toMatchObject({ status: 'renewed' });
+        return waiting;
+      }),
+    );
     expect(value).toBe('lease_expired');
-    expect(elapsedMs).toBeGreaterThan(1_600);
+    // The renewed lease ends 1 500 ms after Redis ran the renew, which is after it was sent
+    // (-5: deadlines are whole ms on the Redis clock, this clock may round the other way).
+    expect(elapsedMs).toBeGreaterThanOrEqual(1_495);
   });
 
   it('answers settled at once for a settled or missing record, timeout otherwise', async () => {
@@ -843,8 +879,8 @@ describe('waitForSettle', () => {
   it('falls back to polling when no message comes (record deleted behind its back)', async () => {
     const ref = newRef();
     await acquire(ref);
-    const waiting = timed(store.waitForSettle(ref, { timeoutMs: 10_000 }));
-    await sleep(50);
+    // Deleted after the waiter's first read found it in progress: only a poll can tell.
+    const { waiting } = await watched(ref, () => timed(store.waitForSettle(ref, { timeoutMs: 10_000 })));
     await client.unlink(store.namesOf(ref).key);
     const { value, elapsedMs } = await waiting;
     expect(value).toBe('settled');
@@ -914,7 +950,13 @@ describe('an unavailable Redis', () => {
     const ref = newRef();
     const claimed = await acquire(ref, {}, down);
     await server.stop();
-    await sleep(100);
+    // The client has seen its connection close (ioredis leaves 'ready' then): the operations
+    // below meet a server that is gone, not one still closing.
+    await waitFor(
+      () => doomed.status,
+      (status) => status !== 'ready',
+      { message: 'the client to see the server gone' },
+    );
     const started = performance.now();
     const operations: [string, () => Promise<unknown>][] = [
       ['claim', () => down.claim(newRef(), claimOptions())],

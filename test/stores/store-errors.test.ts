@@ -237,11 +237,12 @@ describe('Redis errors are classified and name the address', () => {
     const port = await freePort();
     const client = new Redis(`redis://:${password}@127.0.0.1:${port}/3`, { lazyConnect: false });
     client.on('error', () => undefined);
+    // Attached before the connect attempt can fail (it starts on a later tick): no fixed sleep.
+    const firstAttemptFailed = new Promise((resolve) => client.once('error', resolve));
     closers.push(() => client.disconnect());
-    const refused = new Promise((resolve) => client.once('error', resolve));
     const store = new RedisStore({ client, prefix, operationTimeoutMs: 300 });
     closers.push(() => store.close());
-    await refused; // the first connect attempt failed
+    await firstAttemptFailed;
     for (const operation of [
       () => store.claim(ref(), claimOptions()),
       () => store.get(ref()),

@@ -26,8 +26,8 @@ export function describeC03(storeName: string, storeOf: () => IdempotencyStore, 
   let runCounter = 0;
   const nextRunId = () => `run-${++runCounter}`;
 
-  /** Worker A claims K with a 1 s lease and is killed: no release, no renewal, no complete. */
-  async function workerAClaimsAndDies(mode: 'at-least-once' | 'at-most-once', runId: string) {
+  /** Worker A claims K with a 1 s lease (or `leaseMs`) and is killed: no release, no renewal, no complete. */
+  async function workerAClaimsAndDies(mode: 'at-least-once' | 'at-most-once', runId: string, leaseMs = 1000) {
     const key = idempotencyKey({ tenant, runId, tool: 'book_seat', arguments: args });
     const claim = await storeOf().claim(
       { tenant, key },
@@ -35,7 +35,7 @@ export function describeC03(storeName: string, storeOf: () => IdempotencyStore, 
         tool: 'book_seat',
         fingerprint: key,
         owner: 'worker-A',
-        leaseMs: 1000,
+        leaseMs,
         retentionMs: 86_400_000,
         mode,
         maxAttempts: 3,
@@ -71,7 +71,9 @@ export function describeC03(storeName: string, storeOf: () => IdempotencyStore, 
   describe(`C03 on ${storeName}: a crashed holder neither blocks the key forever nor runs twice`, () => {
     it('B retrying at 0.5 s is told the call is in progress; it does not run beside A', async () => {
       const runId = nextRunId();
-      await workerAClaimsAndDies('at-least-once', runId);
+      // A 5 s lease here: B must retry while it is live, and a loaded machine stretches the
+      // 0.5 s sleep (seen past 1 s with 2 cores busy).
+      await workerAClaimsAndDies('at-least-once', runId, 5_000);
       await sleep(500);
       const b = workerB('idempotent', runId, 200);
       const error = await b.run().catch((e: unknown) => e);
@@ -98,14 +100,17 @@ export function describeC03(storeName: string, storeOf: () => IdempotencyStore, 
 
     it('B waiting from 0.5 s is woken at the lease deadline and takes over (no fixed poll)', async () => {
       const runId = nextRunId();
+      // Timed from A's claim, not from the end of a sleep a stalled loop stretches.
+      const claimSentAt = performance.now();
       await workerAClaimsAndDies('at-least-once', runId);
       await sleep(500);
-      const started = performance.now();
       const b = workerB('idempotent', runId);
       expect(await b.run()).toBe('seat 12A');
-      const waitedMs = performance.now() - started;
-      expect(waitedMs).toBeGreaterThanOrEqual(400);
-      expect(waitedMs).toBeLessThan(1500);
+      const sinceClaimMs = performance.now() - claimSentAt;
+      // Not before A's 1 s lease (set after the claim was sent; -5: whole-ms deadlines), and
+      // well before a fixed poll would have noticed.
+      expect(sinceClaimMs).toBeGreaterThanOrEqual(995);
+      expect(sinceClaimMs).toBeLessThan(2000);
       expect(b.fence()).toBe(2);
     });
 

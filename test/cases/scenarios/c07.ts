@@ -87,6 +87,8 @@ export function describeC07(storeName: string, storeOf: () => IdempotencyStore, 
         return { writtenBy: 'A', fence: context.fence };
       });
 
+      // From when A's body runs (its claim may answer late on a loaded machine): past A's lease.
+      while (aFence === 0) await sleep(5);
       await sleep(1300);
       let bFence = 0;
       const b = await guardB.run(call, async () => {

@@ -549,8 +549,9 @@ export class MapStore implements IdempotencyStore {
           return;
         }
         if (this.#has('wait-fires-early') && untilLeaseMs <= untilTimeoutMs) {
-          // Trusts its timer (set a little early "to be safe") instead of the clock.
-          timer = setTimeout(() => finish('lease_expired'), Math.max(0, untilLeaseMs - 3));
+          // Trusts its timer (set early "to be safe") instead of the clock. Half the wait early,
+          // not a few ms: a loaded machine's timers run late by more than that, which hid it.
+          timer = setTimeout(() => finish('lease_expired'), Math.floor(untilLeaseMs / 2));
           return;
         }
         timer = setTimeout(arm, Math.ceil(Math.min(untilLeaseMs, untilTimeoutMs)));

@@ -119,7 +119,7 @@ export const mutants: readonly Mutant[] = [
   },
   {
     bug: 'wait-fires-early',
-    description: "waitForSettle trusts a timer set a little early instead of the store's clock",
+    description: "waitForSettle trusts a timer set early (half the wait) instead of the store's clock",
     caughtBy: 'S6',
   },
   {

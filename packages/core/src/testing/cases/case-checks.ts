@@ -9,7 +9,7 @@ import type {
   RecordRef,
 } from '../../store/idempotency-store.js';
 import { equal, fail, ok, same, show } from '../check.js';
-import { type CaseContext, DAY_MS, LONG_LEASE_MS } from './case-context.js';
+import { type CaseContext, DAY_MS, inBatches, LONG_LEASE_MS } from './case-context.js';
 
 export function statusesOf(results: readonly { status: string }[]): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -52,20 +52,21 @@ export async function refusesNonCurrentHolders(
   for (const holder of candidates) {
     if (holder.fence >= 1 && !isCurrent(holder)) unique.set(`${holder.fence}\u0000${holder.owner}`, holder);
   }
-  await Promise.all(
-    [...unique.values()].map(async (holder, index) => {
-      const on = context.racer(index);
-      const what = `${label}: holder ${show(holder)} (record ${show(before && { fence: before.fence, owner: before.owner, state: before.state })})`;
-      const renewed = await on.renew(ref, holder, LONG_LEASE_MS);
-      equal(renewed.status, 'lost', `${what}: renew`);
-      const completed = await on.complete(ref, holder, '"ghost"', DAY_MS);
-      ok(completed.status !== 'completed', `${what}: complete was accepted`);
-      const marked = await on.markIndeterminate(ref, holder, { type: 'Ghost', message: 'ghost' }, DAY_MS);
-      ok(marked.status !== 'marked', `${what}: markIndeterminate was accepted`);
-      const released = await on.release(ref, holder);
-      ok(released.status !== 'released', `${what}: release was accepted`);
-    }),
-  );
+  // In batches of `racers`, concurrent within a batch: a race of many bursts leaves hundreds of
+  // losers, and firing all their operations at once (times the rounds run at once) queues them
+  // behind a small connection pool until they outlast the store's operation timeout.
+  await inBatches([...unique.values()], context.racers, async (holder, index) => {
+    const on = context.racer(index);
+    const what = `${label}: holder ${show(holder)} (record ${show(before && { fence: before.fence, owner: before.owner, state: before.state })})`;
+    const renewed = await on.renew(ref, holder, LONG_LEASE_MS);
+    equal(renewed.status, 'lost', `${what}: renew`);
+    const completed = await on.complete(ref, holder, '"ghost"', DAY_MS);
+    ok(completed.status !== 'completed', `${what}: complete was accepted`);
+    const marked = await on.markIndeterminate(ref, holder, { type: 'Ghost', message: 'ghost' }, DAY_MS);
+    ok(marked.status !== 'marked', `${what}: markIndeterminate was accepted`);
+    const released = await on.release(ref, holder);
+    ok(released.status !== 'released', `${what}: release was accepted`);
+  });
   same(await context.store.get(ref), before, `${label}: the record after refused operations`);
 }
 

@@ -32,6 +32,25 @@ export async function whileWithin(
 ): Promise<void> {
   if (performance.now() - sentAtMs < windowMs - 2) await check();
 }
+/**
+ * Runs `body` on every item, `size` at a time (concurrently within a batch, batch after batch):
+ * a case checking an unbounded list (every loser of a race) stays within what a small
+ * connection pool serves before the store's operation timeout. `index` is the item's position in
+ * `items`. Rejects with the first failure of a batch, after that batch has settled.
+ */
+export async function inBatches<T>(
+  items: readonly T[],
+  size: number,
+  body: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  const step = Math.max(1, Math.floor(size));
+  for (let start = 0; start < items.length; start += step) {
+    const batch = items.slice(start, start + step);
+    const results = await Promise.allSettled(batch.map((item, offset) => body(item, start + offset)));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+  }
+}
 export const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
 export type Acquired = Extract<ClaimResult, { status: 'acquired' }>;
