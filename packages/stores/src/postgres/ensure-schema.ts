@@ -200,7 +200,9 @@ async function runStep(
   let totalRows = Number((estimate.rows[0] as Row | undefined)?.rows ?? 0);
   // Never analyzed (a table loaded at once): count it, once; this path is the migration's, not a call's.
   if (totalRows <= 0) {
-    totalRows = Number(((await session.query(`SELECT count(*) AS rows FROM ${names.table}`)).rows[0] as Row).rows);
+    totalRows = Number(
+      ((await session.query(`SELECT count(*) AS rows FROM ${names.table}`)).rows[0] as Row).rows,
+    );
   }
   let rows = 0;
   report({ step: step.label, phase: 'start', rows, totalRows });
@@ -249,6 +251,26 @@ async function applyMigrations(
   return applied;
 }
 
+/** Pause between tries of the migration lock while another process migrates. */
+const LOCK_RETRY_MS = 100;
+
+/**
+ * Session-level: held across the migrations' transactions and online steps; it conflicts with
+ * the transaction-level lock of earlier versions' ensureSchema on the same key. Tried, not
+ * waited for: a session blocked in pg_advisory_lock holds a snapshot, and CREATE INDEX
+ * CONCURRENTLY in the migrating session waits for every such snapshot, which is waiting for it
+ * (a deadlock, seen with 20 processes at once). Between tries this session holds nothing.
+ */
+async function takeLock(session: PostgresQueryable, lockName: string): Promise<void> {
+  for (;;) {
+    const tried = await session.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [
+      lockName,
+    ]);
+    if ((tried.rows[0] as Row).locked === true) return;
+    await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_MS));
+  }
+}
+
 /** Checks the options of ensureSchema. @throws RangeError */
 function checkOptions(options: EnsureSchemaOptions): void {
   const { timeoutMs, batchSize } = options;
@@ -287,9 +309,7 @@ export async function ensureSchema(
   const { session, client } = state;
   let locked = false;
   try {
-    // Session-level: held across the migrations' transactions and online steps. It conflicts
-    // with the transaction-level lock of earlier versions' ensureSchema on the same key.
-    await session.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [target.names.lockName]);
+    await takeLock(session, target.names.lockName);
     locked = true;
     return { applied: await applyMigrations(session, target.names, options) };
   } catch (error) {
