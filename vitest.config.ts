@@ -11,13 +11,20 @@ const conditions = ['@toolfence/source', ...defaultServerConditions];
 // harness's own checks and the lost-reply tests included.
 const faultSuites = 'test/faults/*.faults.test.ts';
 const faultRun = process.env.TOOLFENCE_TEST_SET === 'faults';
+// Tests at production size (a 1,000,000-row table): `npm run test:large` (CI runs it too).
+const largeTests = 'test/large/*.large.test.ts';
+const largeRun = process.env.TOOLFENCE_TEST_SET === 'large';
 
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['@toolfence/source'] } },
   test: {
-    include: faultRun ? [faultSuites] : ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: faultRun ? [] : [faultSuites, '**/node_modules/**'],
+    include: faultRun
+      ? [faultSuites]
+      : largeRun
+        ? [largeTests]
+        : ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: faultRun || largeRun ? [] : [faultSuites, largeTests, '**/node_modules/**'],
     testTimeout: 30_000,
     // Most files wait on servers, timers and child processes rather than the CPU: four at a time
     // fit two cores (vitest's default, cores - 1, runs one file at a time here).
@@ -25,7 +32,16 @@ export default defineConfig({
     // The JSON report is what .ci/run reads to print its closing "N passed, M failed" line.
     reporters: [
       'default',
-      ['json', { outputFile: faultRun ? '.tmp/vitest-results-faults.json' : '.tmp/vitest-results.json' }],
+      [
+        'json',
+        {
+          outputFile: faultRun
+            ? '.tmp/vitest-results-faults.json'
+            : largeRun
+              ? '.tmp/vitest-results-large.json'
+              : '.tmp/vitest-results.json',
+        },
+      ],
     ],
     hookTimeout: 60_000,
     // A rejection no test awaited fails the run (vitest's default, pinned: issue 30, item 7).

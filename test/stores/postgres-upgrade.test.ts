@@ -10,6 +10,7 @@ import { postgresNames, renderSql } from '../../packages/stores/src/postgres/ide
 import { migrations, statements } from '../../packages/stores/src/postgres/sql-files.js';
 import { claimOptions, randomRef } from '../support/claims.js';
 import { connectPostgres, dropSchema, uniqueSchemaName } from '../support/postgres.js';
+import { applyMigration } from '../support/postgres-migrations.js';
 
 const schemas: string[] = [];
 const stores: PostgresStore[] = [];
@@ -33,7 +34,7 @@ async function previousVersionSchema(): Promise<{ schema: string; table: string;
   await pool.query(`CREATE SCHEMA ${names.schema}`);
   await pool.query(renderSql(statements.ensureMigrationsTable, names.placeholders));
   for (const migration of migrations.filter((each) => each.version <= 4)) {
-    await pool.query(renderSql(migration.text, names.placeholders));
+    await applyMigration(pool, names.placeholders, migration.text, migration.name);
     await pool.query(`INSERT INTO ${names.placeholders.migrations_table} (version, name) VALUES ($1, $2)`, [
       migration.version,
       migration.name,

@@ -11,10 +11,12 @@ import {
 } from '@toolfence/core';
 import { Command, CommanderError, Option } from 'commander';
 import { type GlobalOptions, type LocationHolder, type Work, withStore } from './context.js';
+import { parseDuration } from './durations.js';
 import { jsonLine, safeLine } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { checkKeyArgument } from './key-lookup.js';
 import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
+import { migrateCommand } from './migrate-command.js';
 import type { Access } from './open-store.js';
 import type { Output } from './output.js';
 import { maskerFor } from './secrets.js';
@@ -71,6 +73,14 @@ function buildProgram(
 
   registerReadCommands(program, run, tenantGiven);
   registerSettleCommands(program, run, tenantGiven, io);
+  program
+    .command('migrate')
+    .description("apply the store's schema migrations, with progress (PostgreSQL: online, resumable)")
+    .option('--timeout <duration>', 'give up after this long (30s, 10m, 2h); default: no limit')
+    .action((flags: { timeout?: string }) => {
+      const timeoutMs = flags.timeout === undefined ? undefined : parseDuration('--timeout', flags.timeout);
+      return run(migrateCommand(timeoutMs === undefined ? {} : { timeoutMs }))();
+    });
   return program;
 }
 

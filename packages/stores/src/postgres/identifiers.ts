@@ -66,6 +66,8 @@ export function postgresNames(schema: string, table: string): PostgresNames {
     placeholders: {
       schema: quoteIdentifier(schema),
       table: qualify(table),
+      // The table as a string literal (`'{{table}}'::regclass` breaks on a name with a quote).
+      table_literal: quoteLiteral(qualify(table)),
       migrations_table: qualify(`${table}_migrations`),
       expires_index: quoteIdentifier(`${table}_expires_at`),
       notify_function: qualify(`${table}_notify_settle`),

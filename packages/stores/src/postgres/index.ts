@@ -3,7 +3,9 @@
  * (an optional peer dependency of `@toolfence/stores`) and PostgreSQL 12 or later.
  */
 export {
+  type EnsureSchemaOptions,
   type EnsureSchemaResult,
+  type MigrationProgress,
   type PostgresAutoCleanupOptions,
   type PostgresListenConnection,
   type PostgresQueryable,

@@ -93,6 +93,39 @@ export interface PostgresStoreOptions {
   readonly operationTimeoutMs?: number;
 }
 
+/** Options of {@link PostgresStore.ensureSchema}. */
+export interface EnsureSchemaOptions {
+  /**
+   * The longest the whole call may take, in milliseconds, waiting for another process's
+   * migration included. Default: none (a migration of a large table takes as long as it takes;
+   * the store's `operationTimeoutMs` bounds only the connection checkout). Past it the call fails
+   * with `StoreUnavailableError` and its connection is destroyed; what committed stays (each
+   * migration's transaction, each batch of an online step) and the next call resumes from there.
+   * @throws RangeError when not a whole number of ms in 1..2^31-1.
+   */
+  readonly timeoutMs?: number;
+  /** Rows per transaction of a backfill (an online step of a migration). Default 5000. */
+  readonly batchSize?: number;
+  /** Called as each migration and each of its online steps starts, progresses and ends. */
+  readonly onProgress?: (progress: MigrationProgress) => void;
+}
+
+/** What {@link EnsureSchemaOptions.onProgress} is told. */
+export interface MigrationProgress {
+  /** The migration's number and file name, e.g. 4 and `0004_listing`. */
+  readonly version: number;
+  readonly name: string;
+  /**
+   * `transaction` (the migration's catalog changes, in one transaction), then its online steps:
+   * a backfill's label (`backfill updated_at`), `index <name>` or a statement's label.
+   */
+  readonly step: string;
+  readonly phase: 'start' | 'progress' | 'done';
+  /** A backfill: rows changed so far by this call, and the table's estimated row count. */
+  readonly rows?: number;
+  readonly totalRows?: number;
+}
+
 /** Result of {@link PostgresStore.ensureSchema}. */
 export interface EnsureSchemaResult {
   /** Versions of the migrations this call applied (empty when the schema was up to date). */

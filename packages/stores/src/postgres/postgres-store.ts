@@ -17,14 +17,21 @@ import { type PostgresNames, postgresNames, validateIdentifier } from './identif
 import { listRecords, readResolutions } from './operator-statements.js';
 import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
 import type { FailureSite } from './postgres-errors.js';
-import type { EnsureSchemaResult, PostgresQueryable, PostgresStoreOptions } from './postgres-options.js';
+import type {
+  EnsureSchemaOptions,
+  EnsureSchemaResult,
+  PostgresQueryable,
+  PostgresStoreOptions,
+} from './postgres-options.js';
 import { deleteExpired, forgetTenant, getRecord, resolveRecord } from './record-statements.js';
 import { type PostgresListenConnection, SettleListener } from './settle-listener.js';
 import { waitForSettle } from './settle-wait.js';
 import { StatementRunner } from './statement-runner.js';
 
 export type {
+  EnsureSchemaOptions,
   EnsureSchemaResult,
+  MigrationProgress,
   PostgresAutoCleanupOptions,
   PostgresQueryable,
   PostgresQueryConfig,
@@ -179,15 +186,24 @@ export class PostgresStore implements contract.IdempotencyStore {
 
   /**
    * Creates or upgrades the schema: applies, in order, every migration not yet recorded in the
-   * `<table>_migrations` table, in one transaction that holds a transaction-scoped advisory lock
-   * (`pg_advisory_xact_lock`), so any number of processes may call it at once: one applies, the
-   * others wait and find nothing to do. Idempotent. Needs CREATE on the database (to create the
-   * schema) or on the schema when it exists.
-   * @throws StoreUnavailableError when the database cannot be reached or does not answer within
-   *   `operationTimeoutMs` per statement; StoreConfigurationError when it refuses (a privilege).
+   * `<table>_migrations` table, each in its own transaction, under a session-level advisory lock
+   * (`pg_advisory_lock`) held on one connection for the whole call, so any number of processes
+   * may call it at once: one applies, the others wait and find nothing to do. A migration's online
+   * steps (a batched backfill, `CREATE INDEX CONCURRENTLY`) run after its transaction without
+   * blocking the claims of running stores, and an interrupted migration resumes on the next call
+   * (docs/postgres.md, "Migrations"; `toolfence migrate` runs it out of band). Idempotent. Needs
+   * CREATE on the database (to create the schema) or on the schema when it exists. Through
+   * PgBouncer in transaction mode the lock does not hold across transactions: run it on a direct
+   * connection.
+   * @throws StoreUnavailableError when the database cannot be reached within `operationTimeoutMs`
+   *   (the checkout) or the call outlasts `options.timeoutMs`; StoreConfigurationError when it
+   *   refuses (a privilege); RangeError on bad options.
    */
-  async ensureSchema(): Promise<EnsureSchemaResult> {
-    return ensureSchema({ pool: this.pool, names: this.names, runner: this.runner, site: this.site });
+  async ensureSchema(options: EnsureSchemaOptions = {}): Promise<EnsureSchemaResult> {
+    return ensureSchema(
+      { pool: this.pool, names: this.names, runner: this.runner, site: this.site },
+      options,
+    );
   }
 
   /** {@inheritDoc IdempotencyStore.claim} */

@@ -49,8 +49,11 @@ describe('the SQL files, loaded from sql/*.sql', () => {
 
   it('renders every template with no placeholder left', () => {
     const names = postgresNames('toolfence', 'idempotency_records');
+    // {{batch_limit}} is a batched online step's own (ensure-schema.ts fills it in per run).
     for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
-      expect(renderSql(text, names.placeholders)).not.toMatch(/\{\{|\}\}/);
+      expect(renderSql(text.replaceAll('{{batch_limit}}', '5000'), names.placeholders)).not.toMatch(
+        /\{\{|\}\}/,
+      );
     }
   });
 });

@@ -10,26 +10,27 @@
 -- exist when this runs take their claim time. A store of the previous version that writes during
 -- a rolling upgrade leaves `updated_at` at the default (the insert) on the rows it settles: they
 -- list at their claim time until the next write of this version.
+--
+-- Online on a large table (issue 30, item 3): the part above the first `-- @online` line only
+-- changes the catalog, in the migration's transaction; the backfill runs in batches of its own
+-- transactions, NOT NULL is proven by a constraint validated without blocking writes, and the
+-- indexes are built CONCURRENTLY, each step resumable (ensure-schema.ts, docs/postgres.md,
+-- "Migrations"). Every statement here can run again after an interruption.
 ALTER TABLE {{table}}
-  ADD COLUMN run_id text,
-  ADD COLUMN call_id text,
-  ADD COLUMN description text,
-  ADD COLUMN updated_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', statement_timestamp()),
-  ADD COLUMN resolution jsonb;
--- Whole milliseconds, as every write of this version stores it (the listing cursor is in ms).
-UPDATE {{table}} SET updated_at = date_trunc('milliseconds', claimed_at);
-
--- Partial: only the states an operator acts on (a busy table is mostly completed rows, which
--- are listed only when asked for, from the primary key).
-CREATE INDEX {{list_tenant_index}} ON {{table}} (tenant COLLATE "C", updated_at, key COLLATE "C")
-  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
-CREATE INDEX {{list_all_index}} ON {{table}} (updated_at, tenant COLLATE "C", key COLLATE "C")
-  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+  ADD COLUMN IF NOT EXISTS run_id text,
+  ADD COLUMN IF NOT EXISTS call_id text,
+  ADD COLUMN IF NOT EXISTS description text,
+  ADD COLUMN IF NOT EXISTS updated_at timestamptz,
+  ADD COLUMN IF NOT EXISTS resolution jsonb;
+-- New rows (this version or the previous one) get the insert time; rows that exist keep NULL
+-- until the backfill gives them their claim time.
+ALTER TABLE {{table}}
+  ALTER COLUMN updated_at SET DEFAULT date_trunc('milliseconds', statement_timestamp());
 
 -- One row per operator resolution, written in the same statement as the resolution
 -- (resolve-completed.sql, resolve-released.sql); kept until expires_at, also after a released
 -- resolution deleted its record.
-CREATE TABLE {{resolutions_table}} (
+CREATE TABLE IF NOT EXISTS {{resolutions_table}} (
   tenant        text        NOT NULL,
   key           text        NOT NULL,
   tool          text        NOT NULL,
@@ -44,5 +45,37 @@ CREATE TABLE {{resolutions_table}} (
   resolved_at   timestamptz NOT NULL,
   expires_at    timestamptz NOT NULL
 );
-CREATE INDEX {{resolutions_key_index}} ON {{resolutions_table}} (tenant, key, resolved_at);
-CREATE INDEX {{resolutions_expires_index}} ON {{resolutions_table}} (expires_at);
+CREATE INDEX IF NOT EXISTS {{resolutions_key_index}} ON {{resolutions_table}} (tenant, key, resolved_at);
+CREATE INDEX IF NOT EXISTS {{resolutions_expires_index}} ON {{resolutions_table}} (expires_at);
+
+-- @online batched backfill updated_at
+-- Whole milliseconds, as every write of this version stores it (the listing cursor is in ms).
+UPDATE {{table}} SET updated_at = date_trunc('milliseconds', claimed_at)
+ WHERE ctid = ANY (ARRAY(SELECT ctid FROM {{table}} WHERE updated_at IS NULL LIMIT {{batch_limit}}));
+
+-- @online statement updated_at not null
+-- A CHECK validated under SHARE UPDATE EXCLUSIVE (writes go on) lets SET NOT NULL skip its scan
+-- under ACCESS EXCLUSIVE (PostgreSQL 12+).
+DO $toolfence_0004$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_attribute
+              WHERE attrelid = {{table_literal}}::regclass AND attname = 'updated_at' AND NOT attnotnull) THEN
+    IF NOT EXISTS (SELECT 1 FROM pg_constraint
+                    WHERE conrelid = {{table_literal}}::regclass AND conname = 'toolfence_updated_at_not_null') THEN
+      ALTER TABLE {{table}} ADD CONSTRAINT toolfence_updated_at_not_null CHECK (updated_at IS NOT NULL) NOT VALID;
+    END IF;
+    ALTER TABLE {{table}} VALIDATE CONSTRAINT toolfence_updated_at_not_null;
+    ALTER TABLE {{table}} ALTER COLUMN updated_at SET NOT NULL;
+  END IF;
+  ALTER TABLE {{table}} DROP CONSTRAINT IF EXISTS toolfence_updated_at_not_null;
+END $toolfence_0004$;
+
+-- @online index list_tenant_index
+-- Partial: only the states an operator acts on (a busy table is mostly completed rows, which
+-- are listed only when asked for, from the primary key).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS {{list_tenant_index}} ON {{table}} (tenant COLLATE "C", updated_at, key COLLATE "C")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
+
+-- @online index list_all_index
+CREATE INDEX CONCURRENTLY IF NOT EXISTS {{list_all_index}} ON {{table}} (updated_at, tenant COLLATE "C", key COLLATE "C")
+  WHERE state IN ('in_progress', 'indeterminate', 'abandoned');
