@@ -1,6 +1,7 @@
 import type { FunctionTool, RunContext } from '@openai/agents-core';
 import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
 import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
+import { carrySdkIdentity, preparedInputOf } from './internal/sdk-registries.js';
 import { isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
 
 export type { OnIndeterminate } from './internal/stop-errors.js';
@@ -83,10 +84,14 @@ export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | unde
  *
  * The result is a copy of `tool` with only `invoke` replaced: `name`, `description`, the JSON
  * schema `parameters`, `strict`, `needsApproval`, `isEnabled`, `timeoutMs`, guardrails and every
- * other property (symbols included) are the same values, so the model and the runner cannot
- * tell it from the original. Each call:
+ * other property (symbols included) are the same values, and the facts the SDK keeps about the
+ * original outside the object (the input parser `tool()` made, an MCP tool's server binding, an
+ * `agent.asTool()` tool's agent) are registered for the copy too. So the model and the runner
+ * cannot tell it from the original: `needsApproval` and the tool guardrails get the input parsed
+ * by the tool's schema (trimmed, defaulted, coerced), and the body gets that same value. Each
+ * call:
  *
- * 1. Its arguments are parsed with the tool's own parser (the SDK's). A call that does not parse
+ * 1. Its arguments are the ones the runner parsed with the tool's own parser (the SDK's). A call that does not parse
  *    goes to the tool as it is (the SDK answers it as without toolfence) and claims nothing.
  * 2. The key is made from the parsed arguments (or `keyArguments`, `key: 'call'` for the SDK's
  *    tool call id `details.toolCall.callId`, or your function), the tenant and the run id.
@@ -101,7 +106,9 @@ export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | unde
  *
  * @throws PolicyError at wrap time: an invalid policy, `keyArguments` naming a parameter the
  *   tool's JSON schema lacks, or a `'run'`-scoped policy without a `runId` option.
- * @throws TypeError when `tool` is not a function tool.
+ * @throws TypeError when `tool` is not a function tool, or when this version of
+ *   `@openai/agents-core` keeps the tool's parser where toolfence cannot register the copy
+ *   (fencing it would let `needsApproval` see the model's raw input).
  */
 export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, options: FenceToolOptions): T {
   if (tool === null || typeof tool !== 'object' || tool.type !== 'function') {
@@ -141,6 +148,7 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
     enumerable: true,
     configurable: true,
   });
+  carrySdkIdentity(original, fenced);
   originals.set(fenced, original);
   return fenced;
 }
@@ -155,7 +163,7 @@ function fencedInvoke(
   const { guard, policy } = options;
   const name = original.name;
   return async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
-    const parsed = parseInput(original, input);
+    const parsed = parseInput(original, input, details);
     // A call that does not parse is the SDK's to answer, exactly as without toolfence.
     if (!parsed.ok) return original.invoke(runContext, input, details);
     const runId = resolveValue(options.runId, runContext, details);
@@ -195,8 +203,15 @@ function fencedInvoke(
 function parseInput(
   tool: FunctionTool<any, any, any>,
   input: string,
+  details: ToolCallDetails | undefined,
 ): { ok: true; value: unknown } | { ok: false } {
-  let prepared: ReturnType<typeof prepareFunctionToolInput>;
+  // The runner parsed this call already (before needsApproval) and hands that very value to the
+  // body: the key is made of it, so a parser that is not pure (a default of a fresh id) cannot
+  // give the key one value and the body another.
+  let prepared = preparedInputOf(tool, input, details);
+  if (prepared !== undefined) {
+    return prepared.result.success ? { ok: true, value: prepared.result.value } : { ok: false };
+  }
   try {
     // The tool's own parser (zod, JSON schema, standard schema), as the SDK's runner uses it.
     prepared = prepareFunctionToolInput(tool, input);
