@@ -18,6 +18,7 @@ import {
   parameterNamesOf,
   parseArguments,
 } from './internal/tool-arguments.js';
+import { markNotRetryable } from './retry-on.js';
 
 export type { ConfigValue } from './internal/call-scope.js';
 export type { OnIndeterminate } from './internal/stop-errors.js';
@@ -251,7 +252,8 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
         if (callId === undefined) return content;
         return new ToolMessage({ status: 'error', content, tool_call_id: callId, name: this.name });
       }
-      throw error;
+      // A retry layer (langchain's toolRetryMiddleware) must not run a stopped call again.
+      throw isStopError(error) ? markNotRetryable(error) : error;
     }
   }
 
