@@ -1,4 +1,4 @@
-import type { FunctionTool, RunContext } from '@openai/agents-core';
+import type { FunctionTool, RunContext, ToolExecuteArgument, ToolInputParameters } from '@openai/agents-core';
 import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
 import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
 import { carrySdkIdentity, preparedInputOf } from './internal/sdk-registries.js';
@@ -18,12 +18,30 @@ export type RunContextValue =
   | string
   | ((runContext: RunContext<any>, details: ToolCallDetails | undefined) => string | undefined);
 
-/** Options of {@link fenceTool}. */
-export interface FenceToolOptions {
+/**
+ * The parsed argument type of a function tool (what its `execute` receives): the zod or Standard
+ * Schema output type of its `parameters`, or `Record<string, unknown>` when that is not an object
+ * type or not known (a JSON schema, a hand-built tool).
+ */
+export type ToolArguments<T> = (
+  T extends FunctionTool<any, infer Parameters extends ToolInputParameters, any>
+    ? ToolExecuteArgument<Parameters>
+    : unknown
+) extends infer Arguments
+  ? Arguments extends object
+    ? Arguments
+    : Record<string, unknown>
+  : never;
+
+/** Options of {@link fenceTool}. `TArguments`: the tool's parsed argument type, inferred. */
+export interface FenceToolOptions<TArguments = Record<string, unknown>> {
   /** The guard (and through it the store) every worker of the agent shares. */
   readonly guard: Guard;
-  /** How repeating this tool affects the world, and how its key is made. */
-  readonly policy: IdempotencyPolicy;
+  /**
+   * How repeating this tool affects the world, and how its key is made. Typed by the tool's
+   * schema: `keyArguments` must name its arguments, and a `key` function gets its arguments.
+   */
+  readonly policy: IdempotencyPolicy<TArguments>;
   /** Tenant of each call. Default: the guard's. */
   readonly tenant?: RunContextValue | undefined;
   /**
@@ -110,7 +128,10 @@ export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | unde
  *   `@openai/agents-core` keeps the tool's parser where toolfence cannot register the copy
  *   (fencing it would let `needsApproval` see the model's raw input).
  */
-export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, options: FenceToolOptions): T {
+export function fenceTool<T extends FunctionTool<any, any, any>>(
+  tool: T,
+  options: FenceToolOptions<ToolArguments<T>>,
+): T {
   if (tool === null || typeof tool !== 'object' || tool.type !== 'function') {
     throw new TypeError('fenceTool needs a function tool (made with tool({ ... }))');
   }
@@ -122,7 +143,9 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
     throw new TypeError(`onIndeterminate must be 'throw' or 'report', got ${String(onIndeterminate)}`);
   }
   const original = originals.get(tool) ?? tool;
-  const { guard, policy } = options;
+  // The argument type is for the caller's policy only; at run time the arguments are the parsed input.
+  const untyped = options as unknown as FenceToolOptions;
+  const { guard, policy } = untyped;
   const parameterNames = parameterNamesOf(original.parameters);
   const resolved = guard.checkPolicy(
     policy,
@@ -137,7 +160,7 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
       { tool: original.name },
     );
   }
-  const invoke = fencedInvoke(original, options, resolved.scope === 'run', onIndeterminate);
+  const invoke = fencedInvoke(original, untyped, resolved.scope === 'run', onIndeterminate);
   const fenced = Object.create(
     Object.getPrototypeOf(original),
     Object.getOwnPropertyDescriptors(original),
