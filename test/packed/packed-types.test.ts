@@ -105,7 +105,10 @@ describe('the packed tarballs in a fresh project', () => {
     cpSync(join(root, 'test', 'langchain', 'fence-tool.test-d.ts'), join(sources, 'langchain.test-d.ts'));
     cpSync(join(root, 'test', 'vercel-ai', 'fence-tools.test-d.ts'), join(sources, 'vercel-ai.test-d.ts'));
     // Its typed policies rest on an overload of the SDK's tool() declared in the packed .d.ts.
-    cpSync(join(root, 'test', 'openai-agents', 'fence-tool.test-d.ts'), join(sources, 'openai-agents.test-d.ts'));
+    cpSync(
+      join(root, 'test', 'openai-agents', 'fence-tool.test-d.ts'),
+      join(sources, 'openai-agents.test-d.ts'),
+    );
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
