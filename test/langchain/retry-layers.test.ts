@@ -6,7 +6,7 @@
 import { AIMessage, ToolMessage } from '@langchain/core/messages';
 import { MemorySaver } from '@langchain/langgraph';
 import { Idempotency, IndeterminateOutcomeError } from '@toolfence/core';
-import { stopErrorOf, toolfenceMiddleware, toolfenceRetryOn } from '@toolfence/langchain';
+import { fenceTool, stopErrorOf, toolfenceMiddleware, toolfenceRetryOn } from '@toolfence/langchain';
 import { createAgent, fakeModel, toolRetryMiddleware } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { recordingGuard, ticketTool, userMessage } from './support.js';
@@ -79,6 +79,36 @@ describe("langchain's toolRetryMiddleware() (defaults) with toolfenceMiddleware"
       expect(model.callCount).toBe(2);
     });
   }
+
+  it('a tool fenced on its own (its own guard and tenant) inside the retry: refused until settled', async () => {
+    const own = recordingGuard();
+    const { createTicket, effects } = ticketTool({ fail: connectionReset });
+    const fenced = fenceTool(createTicket, { guard: own.guard, policy: effectful, tenant: 'acme' });
+    const model = fakeModel()
+      .respondWithTools([{ name: 'create_ticket', args: { title: 'Printer' }, id: 'call_1' }])
+      .respond(new AIMessage('All done.'));
+    const agent = createAgent({
+      model,
+      tools: [fenced],
+      checkpointer: new MemorySaver(),
+      // The middleware's guard is another one, with no record of the call.
+      middleware: [
+        toolRetryMiddleware(),
+        toolfenceMiddleware({ guard: recordingGuard().guard, policies: {} }),
+      ],
+    });
+    const config = { configurable: { thread_id: 'own-tenant' } };
+    const stop = stopErrorOf(await agent.invoke(userMessage, config).catch((caught: unknown) => caught));
+    expect(stop).toBeInstanceOf(IndeterminateOutcomeError);
+    expect(model.callCount).toBe(1);
+    await own.guard.resolve(
+      (stop as IndeterminateOutcomeError).key,
+      { outcome: 'Ticket T-1 created: Printer' },
+      { tenant: 'acme' },
+    );
+    expect((await agent.invoke(null, config)).messages.at(-1)?.content).toBe('All done.');
+    expect(effects).toEqual(['Printer']);
+  });
 
   it('an ordinary error is still retried by the middleware as before (toolfence refuses stops only)', async () => {
     const { guard } = recordingGuard();

@@ -12,12 +12,11 @@ import {
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
 // users import fenceTool from the same entry point).
 import type { AgentMiddleware, ToolCallHandler, ToolCallRequest, WrapModelCallHook } from 'langchain';
-import { type FencedTool, fenceTool, isFencedTool } from './fence-tool.js';
+import { type FencedTool, fenceTool, isFencedTool, stopOriginOf } from './fence-tool.js';
 import {
   type ConfigValue,
   isMissingRunIdError,
   missingRunIdError,
-  resolveConfigValue,
   resolveRunId,
 } from './internal/call-scope.js';
 import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
@@ -106,7 +105,7 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     name: options.name ?? 'toolfence',
     beforeAgent: beforeAgentHook(runScoped, options.runId),
     wrapModelCall: wrapModelCallHook(tools, options.allowUnknownPolicies === true, stops),
-    wrapToolCall: wrapToolCallHook(tools, stops, options.tenant),
+    wrapToolCall: wrapToolCallHook(tools, stops),
   };
   return middleware as unknown as AgentMiddleware;
 }
@@ -188,7 +187,7 @@ function wrapModelCallHook(
 }
 
 /** Runs each tool call through its fenced tool; a tool error becomes the ToolMessage the agent expects. */
-function wrapToolCallHook(tools: FencedTools, stops: SwallowedStops, tenant: ConfigValue | undefined) {
+function wrapToolCallHook(tools: FencedTools, stops: SwallowedStops) {
   const { policyOf, fencedOf } = tools;
   const steps = new StepStops();
   return async (request: ToolCallRequest, handler: ToolCallHandler) => {
@@ -197,9 +196,9 @@ function wrapToolCallHook(tools: FencedTools, stops: SwallowedStops, tenant: Con
     // The stop the tool threw in this call, unless a later attempt of it settled.
     let stoppedWith: Error | undefined;
     const outcome: CallOutcome = {
-      stopped: (error, config) => {
+      stopped: (error) => {
         stoppedWith = error;
-        stops.record(thread, toolCall.id, error, resolveConfigValue(tenant, config as ToolRunnableConfig));
+        stops.record(thread, toolCall.id, error);
       },
       settled: () => {
         stoppedWith = undefined;
@@ -323,7 +322,7 @@ class StepStops {
               } catch (error) {
                 if (!isStopError(error)) throw error;
                 const stop = markNotRetryable(await stopped(markNotRetryable(error)));
-                outcome.stopped(stop, config);
+                outcome.stopped(stop);
                 throw stop;
               }
               outcome.settled();
@@ -337,8 +336,8 @@ class StepStops {
 
 /** What a call's tool tells its middleware call about each attempt. */
 interface CallOutcome {
-  /** The attempt threw this stop (the step's error); `config` is the tool's runnable config. */
-  stopped(error: Error, config: unknown): void;
+  /** The attempt threw this stop (the step's error). */
+  stopped(error: Error): void;
   /** The attempt returned: the call is no longer stopped. */
   settled(): void;
 }
@@ -354,15 +353,15 @@ const REMEMBERED_STOPS = 1000;
  * such a call is refused with the stop while the guard's record of it is unsettled.
  */
 class SwallowedStops {
-  private readonly stops = new Map<string, { error: Error; tenant: string | undefined }>();
+  private readonly stops = new Map<string, Error>();
 
   constructor(private readonly guard: Guard) {}
 
-  record(thread: string, callId: string | undefined, error: Error, tenant: string | undefined): void {
+  record(thread: string, callId: string | undefined, error: Error): void {
     if (callId === undefined) return;
     const key = JSON.stringify([thread, callId]);
     this.stops.delete(key);
-    this.stops.set(key, { error, tenant });
+    this.stops.set(key, error);
     if (this.stops.size > REMEMBERED_STOPS) this.stops.delete(this.stops.keys().next().value as string);
   }
 
@@ -376,19 +375,25 @@ class SwallowedStops {
     for (const message of messages) {
       if (!ToolMessage.isInstance(message)) continue;
       const key = JSON.stringify([thread, message.tool_call_id]);
-      const entry = this.stops.get(key);
-      if (entry === undefined) continue;
-      if (await this.unsettled(entry.error, entry.tenant)) throw entry.error;
+      const stop = this.stops.get(key);
+      if (stop === undefined) continue;
+      if (await this.unsettled(stop)) throw stop;
       // An operator settled it (or released it): the conversation may go on.
       this.stops.delete(key);
     }
   }
 
-  private async unsettled(error: Error, tenant: string | undefined): Promise<boolean> {
+  private async unsettled(error: Error): Promise<boolean> {
     const stop = error as Parameters<typeof StepStoppedError.callsOf>[0];
     for (const call of StepStoppedError.callsOf(stop)) {
+      // The fenced tool that threw it knows its guard and tenant (its own, for a tool fenced
+      // before it reached the middleware).
+      const origin = stopOriginOf(call.error) ?? { guard: this.guard, tenant: undefined };
       try {
-        const record = await this.guard.inspect(call.key, tenant === undefined ? {} : { tenant });
+        const record = await origin.guard.inspect(
+          call.key,
+          origin.tenant === undefined ? {} : { tenant: origin.tenant },
+        );
         if (record !== null && record.state !== 'completed') return true;
       } catch {
         // The store cannot say: stay stopped rather than let the model read "failed".
