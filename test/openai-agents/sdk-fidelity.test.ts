@@ -307,6 +307,32 @@ describe('enablement, parsing and error functions, fenced as unfenced', () => {
   });
 });
 
+describe('a hand-built FunctionTool (no tool(), no SDK parser), fenced as unfenced', () => {
+  it('needsApproval gets the JSON arguments and the run pauses the same way', async () => {
+    const [plain, guarded] = await bothWays([[payout('call_1')], 'Done.'], (observed) => {
+      const handBuilt: FunctionTool<any, any, any> = {
+        ...payoutTool(observed),
+        needsApproval: async (_context, input) => {
+          observed.approvalInputs.push(input);
+          return true;
+        },
+        invoke: async (_context, input) => {
+          observed.paid.push(input);
+          return 'paid';
+        },
+      };
+      return handBuilt;
+    });
+    expect(plain).toEqual({
+      ...observe(),
+      approvalInputs: [{ iban: ` ${HIGH_RISK_IBAN.toLowerCase()} `, amount: '9000' }],
+      interruptions: ['pay_out'],
+      end: 'interrupted',
+    });
+    expect(guarded).toEqual(plain);
+  });
+});
+
 describe('the key is made of the parsed input', () => {
   it('the same payout spelt two ways by the model runs once', async () => {
     const observed = observe();
