@@ -185,7 +185,8 @@ describe('AI SDK parsing and errors, fenced as unfenced', () => {
   it('an input the schema refuses: the same tool-error, nothing paid', async () => {
     const [plain, guarded] = await bothWays(payout(LOW_RISK_IBAN, 'nine thousand'));
     expect(plain.paid).toEqual([]);
-    expect(plain.parts).toContainEqual({ type: 'tool-error', error: 'Invalid input for tool payOut' });
+    // The SDK's own wording of the refusal (it differs between AI SDK majors): the same both ways.
+    expect(plain.parts).toContainEqual({ type: 'tool-error', error: expect.stringContaining('payOut') });
     expect(guarded).toEqual(plain);
   });
 
