@@ -66,12 +66,16 @@ describe('fenceTool', () => {
     expect(() =>
       fenceTool(refund, { guard, policy: { kind: Idempotency.EFFECTFUL, scope: 'tenant' } }),
     ).not.toThrow();
+    // Both misspellings are compile errors too (test/openai-agents/fence-tool.test-d.ts); code
+    // that gets past the types (plain JavaScript, a computed table) is refused here.
     expect(() =>
+      // @ts-expect-error no tool is named refund_paymnet
       fenceTools([refund], { guard, policies: { refund_paymnet: refundPolicy.refund_payment }, runId: 'r' }),
     ).toThrow(/refund_paymnet/);
     expect(() =>
       fenceTool(refund, {
         guard,
+        // @ts-expect-error 'order' is not an argument of refund_payment
         policy: { kind: Idempotency.EFFECTFUL, keyArguments: ['order'] },
         runId: 'r',
       }),

@@ -8,7 +8,9 @@ import { z } from 'zod';
 // No trace exporter: the tests run offline.
 setTracingDisabled(true);
 
-export const refundPolicy = { refund_payment: { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] } };
+export const refundPolicy = {
+  refund_payment: { kind: Idempotency.EFFECTFUL, keyArguments: ['orderId'] as const },
+};
 
 /** One tool call the scripted model makes. */
 export interface Call {

@@ -2,7 +2,7 @@
 // installs), without casts: `npm run build`, `npm pack` of every package into .tmp/, the
 // tarballs installed into a temporary project with the peers linked from the root node_modules,
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
-// (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts).
+// (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts, test/openai-agents/*.test-d.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -10,11 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const packages = ['core', 'stores', 'langchain', 'vercel-ai'];
+const packages = ['core', 'stores', 'langchain', 'vercel-ai', 'openai-agents'];
 /** Peers (and what the fixture imports) linked from the workspace install. */
 const linked = [
   '@langchain/core',
   '@langchain/langgraph',
+  '@openai/agents-core',
   '@types/node',
   '@types/pg',
   'ai',
@@ -59,6 +60,7 @@ describe('the packed tarballs in a fresh project', () => {
     expect(files.sort()).toEqual([
       'toolfence-core-0.1.0.tgz',
       'toolfence-langchain-0.1.0.tgz',
+      'toolfence-openai-agents-0.1.0.tgz',
       'toolfence-stores-0.1.0.tgz',
       'toolfence-vercel-ai-0.1.0.tgz',
     ]);
@@ -102,6 +104,11 @@ describe('the packed tarballs in a fresh project', () => {
     cpSync(join(root, 'test', 'packed', 'fixture'), sources, { recursive: true });
     cpSync(join(root, 'test', 'langchain', 'fence-tool.test-d.ts'), join(sources, 'langchain.test-d.ts'));
     cpSync(join(root, 'test', 'vercel-ai', 'fence-tools.test-d.ts'), join(sources, 'vercel-ai.test-d.ts'));
+    // Its typed policies rest on an overload of the SDK's tool() declared in the packed .d.ts.
+    cpSync(
+      join(root, 'test', 'openai-agents', 'fence-tool.test-d.ts'),
+      join(sources, 'openai-agents.test-d.ts'),
+    );
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({

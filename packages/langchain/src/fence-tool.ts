@@ -18,6 +18,7 @@ import {
   parameterNamesOf,
   parseArguments,
 } from './internal/tool-arguments.js';
+import { markNotRetryable } from './retry-on.js';
 
 export type { ConfigValue } from './internal/call-scope.js';
 export type { OnIndeterminate } from './internal/stop-errors.js';
@@ -66,6 +67,19 @@ export type ToolArguments<T> = (
     ? Arguments
     : Record<string, unknown>
   : never;
+
+/** Where a stop thrown by a fenced tool can be looked up: its guard and the call's tenant. */
+export interface StopOrigin {
+  readonly guard: Guard;
+  readonly tenant: string | undefined;
+}
+
+const stopOrigins = new WeakMap<object, StopOrigin>();
+
+/** The guard and tenant of the call a stop came from, when a {@link FencedTool} threw it. */
+export function stopOriginOf(error: unknown): StopOrigin | undefined {
+  return typeof error === 'object' && error !== null ? stopOrigins.get(error) : undefined;
+}
 
 /** The registered symbol every toolfence-guarded tool carries (shared by every package copy). */
 export const FENCED_TOOL: unique symbol = Symbol.for('toolfence.fencedTool') as never;
@@ -251,7 +265,10 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
         if (callId === undefined) return content;
         return new ToolMessage({ status: 'error', content, tool_call_id: callId, name: this.name });
       }
-      throw error;
+      if (!isStopError(error)) throw error;
+      stopOrigins.set(error, { guard: this.guard, tenant });
+      // A retry layer (langchain's toolRetryMiddleware) must not run a stopped call again.
+      throw markNotRetryable(error);
     }
   }
 

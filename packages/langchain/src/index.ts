@@ -11,5 +11,6 @@ export {
   type ToolArguments,
 } from './fence-tool.js';
 export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
+export { toolfenceRetryOn } from './retry-on.js';
 export { type StopError, stopErrorOf } from './stop-error-of.js';
 export { type ToolfenceMiddlewareOptions, toolfenceMiddleware } from './toolfence-middleware.js';

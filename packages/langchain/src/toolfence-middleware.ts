@@ -12,7 +12,7 @@ import {
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
 // users import fenceTool from the same entry point).
 import type { AgentMiddleware, ToolCallHandler, ToolCallRequest, WrapModelCallHook } from 'langchain';
-import { type FencedTool, fenceTool, isFencedTool } from './fence-tool.js';
+import { type FencedTool, fenceTool, isFencedTool, stopOriginOf } from './fence-tool.js';
 import {
   type ConfigValue,
   isMissingRunIdError,
@@ -20,6 +20,7 @@ import {
   resolveRunId,
 } from './internal/call-scope.js';
 import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
+import { markNotRetryable } from './retry-on.js';
 
 /** Options of {@link toolfenceMiddleware}. */
 export interface ToolfenceMiddlewareOptions {
@@ -98,12 +99,13 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     if (resolved.scope === 'run' && resolved.kind !== 'read_only') runScoped.push(name);
   }
   const tools = fencedTools(options, policies);
+  const stops = new SwallowedStops(guard);
   const middleware = {
     [MIDDLEWARE_BRAND]: true,
     name: options.name ?? 'toolfence',
     beforeAgent: beforeAgentHook(runScoped, options.runId),
-    wrapModelCall: wrapModelCallHook(tools, options.allowUnknownPolicies === true),
-    wrapToolCall: wrapToolCallHook(tools),
+    wrapModelCall: wrapModelCallHook(tools, options.allowUnknownPolicies === true, stops),
+    wrapToolCall: wrapToolCallHook(tools, stops),
   };
   return middleware as unknown as AgentMiddleware;
 }
@@ -148,10 +150,17 @@ function beforeAgentHook(runScoped: readonly string[], runId: ToolfenceMiddlewar
 }
 
 /** Fences the policied tools of each model call; the first one checks every policy names a tool. */
-function wrapModelCallHook(tools: FencedTools, allowUnknownPolicies: boolean): WrapModelCallHook {
+function wrapModelCallHook(
+  tools: FencedTools,
+  allowUnknownPolicies: boolean,
+  stops: SwallowedStops,
+): WrapModelCallHook {
   const { policies, policyOf, fencedOf } = tools;
   let policyNamesChecked = allowUnknownPolicies;
   return async (request, handler) => {
+    // A retry layer outside this middleware may have turned a stop into a ToolMessage: the
+    // model must not read it while the call is unsettled ("failed" when it may have happened).
+    await stops.throwIfSwallowed(threadOf(request.runtime), request.messages);
     const names = new Set<string>();
     for (const tool of request.tools) {
       const name = (tool as { name?: unknown }).name;
@@ -178,11 +187,24 @@ function wrapModelCallHook(tools: FencedTools, allowUnknownPolicies: boolean): W
 }
 
 /** Runs each tool call through its fenced tool; a tool error becomes the ToolMessage the agent expects. */
-function wrapToolCallHook(tools: FencedTools) {
+function wrapToolCallHook(tools: FencedTools, stops: SwallowedStops) {
   const { policyOf, fencedOf } = tools;
   const steps = new StepStops();
   return async (request: ToolCallRequest, handler: ToolCallHandler) => {
     const { toolCall, tool } = request;
+    const thread = threadOf(request.runtime);
+    // The stop the tool threw in this call, unless a later attempt of it settled.
+    let stoppedWith: Error | undefined;
+    const outcome: CallOutcome = {
+      stopped: (error) => {
+        stoppedWith = error;
+        stops.record(thread, toolCall.id, error);
+      },
+      settled: () => {
+        stoppedWith = undefined;
+        stops.forget(thread, toolCall.id);
+      },
+    };
     const policy = policyOf(toolCall.name);
     // A tool guarded already (fenceTool) keeps its own guard: guarding it twice would run the
     // inner guard inside the outer one's body, and its re-entrancy check reads as an effect.
@@ -192,10 +214,14 @@ function wrapToolCallHook(tools: FencedTools) {
         : tool;
     const step = steps.enter(request);
     const guarded = isInvocableTool(guardedTool)
-      ? { ...request, tool: step.watch(guardedTool) as ToolCallRequest['tool'] }
+      ? { ...request, tool: step.watch(guardedTool, outcome) as ToolCallRequest['tool'] }
       : request;
     try {
-      return await handler(guarded);
+      const result = await handler(guarded);
+      // A layer inside this middleware (langchain's toolRetryMiddleware: "failed after N
+      // attempts") answered the stop with a ToolMessage: the run must end all the same.
+      if (stoppedWith !== undefined) throw stoppedWith;
+      return result;
     } catch (error) {
       if (rejectsRun(error, request)) throw error;
       // What createAgent's ToolNode does with a tool error when no wrapToolCall is present.
@@ -215,10 +241,11 @@ function wrapToolCallHook(tools: FencedTools) {
 interface StepEntry {
   /**
    * The tool as this call invokes it: a stop it throws is held back until every call of the
-   * step in flight has settled, then thrown as the step's one error. Thrown from inside the
-   * tool, so langchain passes it through (it wraps only a middleware's own errors).
+   * step in flight has settled, then thrown as the step's one error, marked non-retryable for
+   * langchain's retry middleware. Thrown from inside the tool, so langchain passes it through
+   * (it wraps only a middleware's own errors). `outcome` hears of each attempt's end.
    */
-  watch(tool: { invoke: unknown }): object;
+  watch(tool: { invoke: unknown }, outcome: CallOutcome): object;
   /** The call is done (idempotent). */
   leave(): void;
 }
@@ -281,25 +308,107 @@ class StepStops {
     };
     return {
       leave,
-      watch: (tool) =>
+      watch: (tool, outcome) =>
         Object.create(tool, {
           invoke: {
             value: async (input: unknown, config: unknown) => {
+              let result: unknown;
               try {
-                return await (tool.invoke as (input: unknown, config: unknown) => Promise<unknown>).call(
+                result = await (tool.invoke as (input: unknown, config: unknown) => Promise<unknown>).call(
                   tool,
                   input,
                   config,
                 );
               } catch (error) {
-                if (isStopError(error)) throw await stopped(error);
-                throw error;
+                if (!isStopError(error)) throw error;
+                const stop = markNotRetryable(await stopped(markNotRetryable(error)));
+                outcome.stopped(stop);
+                throw stop;
               }
+              outcome.settled();
+              return result;
             },
           },
         }),
     };
   }
+}
+
+/** What a call's tool tells its middleware call about each attempt. */
+interface CallOutcome {
+  /** The attempt threw this stop (the step's error). */
+  stopped(error: Error): void;
+  /** The attempt returned: the call is no longer stopped. */
+  settled(): void;
+}
+
+/** How many stopped calls {@link SwallowedStops} remembers (the oldest is forgotten first). */
+const REMEMBERED_STOPS = 1000;
+
+/**
+ * The stops of this process's calls, by thread and tool call id, until the call settles. A
+ * retry layer OUTSIDE the middleware (`[toolRetryMiddleware(), toolfenceMiddleware(...)]`) turns
+ * the stop it receives into a ToolMessage and lets the run go on; the next model call would read
+ * "failed" about a call that may have happened. So a model call whose messages hold the answer to
+ * such a call is refused with the stop while the guard's record of it is unsettled.
+ */
+class SwallowedStops {
+  private readonly stops = new Map<string, Error>();
+
+  constructor(private readonly guard: Guard) {}
+
+  record(thread: string, callId: string | undefined, error: Error): void {
+    if (callId === undefined) return;
+    const key = JSON.stringify([thread, callId]);
+    this.stops.delete(key);
+    this.stops.set(key, error);
+    if (this.stops.size > REMEMBERED_STOPS) this.stops.delete(this.stops.keys().next().value as string);
+  }
+
+  forget(thread: string, callId: string | undefined): void {
+    if (callId !== undefined) this.stops.delete(JSON.stringify([thread, callId]));
+  }
+
+  /** Throw the stop of a call answered in `messages` whose record is still unsettled. */
+  async throwIfSwallowed(thread: string, messages: readonly unknown[]): Promise<void> {
+    if (this.stops.size === 0) return;
+    for (const message of messages) {
+      if (!ToolMessage.isInstance(message)) continue;
+      const key = JSON.stringify([thread, message.tool_call_id]);
+      const stop = this.stops.get(key);
+      if (stop === undefined) continue;
+      if (await this.unsettled(stop)) throw stop;
+      // An operator settled it (or released it): the conversation may go on.
+      this.stops.delete(key);
+    }
+  }
+
+  private async unsettled(error: Error): Promise<boolean> {
+    const stop = error as Parameters<typeof StepStoppedError.callsOf>[0];
+    for (const call of StepStoppedError.callsOf(stop)) {
+      // The fenced tool that threw it knows its guard and tenant (its own, for a tool fenced
+      // before it reached the middleware).
+      const origin = stopOriginOf(call.error) ?? { guard: this.guard, tenant: undefined };
+      try {
+        const record = await origin.guard.inspect(
+          call.key,
+          origin.tenant === undefined ? {} : { tenant: origin.tenant },
+        );
+        if (record !== null && record.state !== 'completed') return true;
+      } catch {
+        // The store cannot say: stay stopped rather than let the model read "failed".
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+/** The LangGraph thread of a call or model request (`configurable.thread_id`), or `''`. */
+function threadOf(runtime: unknown): string {
+  const threadId = (runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable
+    ?.thread_id;
+  return threadId === undefined || threadId === null ? '' : String(threadId);
 }
 
 /** The step a tool call belongs to: the AI message that made it (its call ids), in its thread. */

@@ -1,10 +1,19 @@
 import { Agent, Handoff } from '@openai/agents-core';
 import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import type { FenceToolOptions } from './fence-tool.js';
 import { unfencedToolOf } from './fence-tool.js';
-import { type FenceToolsOptions, fenceTools, policyOf } from './fence-tools.js';
+import { fenceTools, type PolicyTable, policyOf } from './fence-tools.js';
 
-/** Options of {@link fenceAgent}: one policy table for every agent reachable by handoffs. */
-export type FenceAgentOptions = FenceToolsOptions;
+/**
+ * Options of {@link fenceAgent}: those of `fenceTools`, with one policy table for every agent
+ * reachable by handoffs. An `Agent`'s type does not say which tools it has, so the table's names
+ * are checked when you wrap (a `PolicyError`), not at compile time: for compile-time checks, fence
+ * the tool list with `fenceTools` before making the agent.
+ */
+export interface FenceAgentOptions extends Omit<FenceToolOptions, 'policy'> {
+  /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
+  readonly policies: PolicyTable;
+}
 
 /**
  * Guard an existing `Agent` without rewriting it: returns a clone (`agent.clone({ tools,
@@ -36,7 +45,7 @@ export function fenceAgent<A extends Agent<any, any>>(agent: A, options: FenceAg
     );
     const tools = fenceTools(
       source.tools.map((tool) => (tool.type === 'function' ? (unfencedToolOf(tool) ?? tool) : tool)),
-      { ...options, policies: own },
+      { ...options, policies: own } as never,
     );
     const clone = source.clone({ tools });
     clones.set(source, clone);

@@ -1,6 +1,7 @@
-import type { FunctionTool, RunContext } from '@openai/agents-core';
+import type { FunctionTool, RunContext, ToolExecuteArgument, ToolInputParameters } from '@openai/agents-core';
 import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
 import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
+import { carrySdkIdentity, preparedInputOf } from './internal/sdk-registries.js';
 import { isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
 
 export type { OnIndeterminate } from './internal/stop-errors.js';
@@ -17,12 +18,30 @@ export type RunContextValue =
   | string
   | ((runContext: RunContext<any>, details: ToolCallDetails | undefined) => string | undefined);
 
-/** Options of {@link fenceTool}. */
-export interface FenceToolOptions {
+/**
+ * The parsed argument type of a function tool (what its `execute` receives): the zod or Standard
+ * Schema output type of its `parameters`, or `Record<string, unknown>` when that is not an object
+ * type or not known (a JSON schema, a hand-built tool).
+ */
+export type ToolArguments<T> = (
+  T extends FunctionTool<any, infer Parameters extends ToolInputParameters, any>
+    ? ToolExecuteArgument<Parameters>
+    : unknown
+) extends infer Arguments
+  ? Arguments extends object
+    ? Arguments
+    : Record<string, unknown>
+  : never;
+
+/** Options of {@link fenceTool}. `TArguments`: the tool's parsed argument type, inferred. */
+export interface FenceToolOptions<TArguments = Record<string, unknown>> {
   /** The guard (and through it the store) every worker of the agent shares. */
   readonly guard: Guard;
-  /** How repeating this tool affects the world, and how its key is made. */
-  readonly policy: IdempotencyPolicy;
+  /**
+   * How repeating this tool affects the world, and how its key is made. Typed by the tool's
+   * schema: `keyArguments` must name its arguments, and a `key` function gets its arguments.
+   */
+  readonly policy: IdempotencyPolicy<TArguments>;
   /** Tenant of each call. Default: the guard's. */
   readonly tenant?: RunContextValue | undefined;
   /**
@@ -83,10 +102,14 @@ export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | unde
  *
  * The result is a copy of `tool` with only `invoke` replaced: `name`, `description`, the JSON
  * schema `parameters`, `strict`, `needsApproval`, `isEnabled`, `timeoutMs`, guardrails and every
- * other property (symbols included) are the same values, so the model and the runner cannot
- * tell it from the original. Each call:
+ * other property (symbols included) are the same values, and the facts the SDK keeps about the
+ * original outside the object (the input parser `tool()` made, an MCP tool's server binding, an
+ * `agent.asTool()` tool's agent) are registered for the copy too. So the model and the runner
+ * cannot tell it from the original: `needsApproval` and the tool guardrails get the input parsed
+ * by the tool's schema (trimmed, defaulted, coerced), and the body gets that same value. Each
+ * call:
  *
- * 1. Its arguments are parsed with the tool's own parser (the SDK's). A call that does not parse
+ * 1. Its arguments are the ones the runner parsed with the tool's own parser (the SDK's). A call that does not parse
  *    goes to the tool as it is (the SDK answers it as without toolfence) and claims nothing.
  * 2. The key is made from the parsed arguments (or `keyArguments`, `key: 'call'` for the SDK's
  *    tool call id `details.toolCall.callId`, or your function), the tenant and the run id.
@@ -101,9 +124,14 @@ export function unfencedToolOf(tool: object): FunctionTool<any, any, any> | unde
  *
  * @throws PolicyError at wrap time: an invalid policy, `keyArguments` naming a parameter the
  *   tool's JSON schema lacks, or a `'run'`-scoped policy without a `runId` option.
- * @throws TypeError when `tool` is not a function tool.
+ * @throws TypeError when `tool` is not a function tool, or when this version of
+ *   `@openai/agents-core` keeps the tool's parser where toolfence cannot register the copy
+ *   (fencing it would let `needsApproval` see the model's raw input).
  */
-export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, options: FenceToolOptions): T {
+export function fenceTool<T extends FunctionTool<any, any, any>>(
+  tool: T,
+  options: FenceToolOptions<ToolArguments<T>>,
+): T {
   if (tool === null || typeof tool !== 'object' || tool.type !== 'function') {
     throw new TypeError('fenceTool needs a function tool (made with tool({ ... }))');
   }
@@ -115,7 +143,9 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
     throw new TypeError(`onIndeterminate must be 'throw' or 'report', got ${String(onIndeterminate)}`);
   }
   const original = originals.get(tool) ?? tool;
-  const { guard, policy } = options;
+  // The argument type is for the caller's policy only; at run time the arguments are the parsed input.
+  const untyped = options as unknown as FenceToolOptions;
+  const { guard, policy } = untyped;
   const parameterNames = parameterNamesOf(original.parameters);
   const resolved = guard.checkPolicy(
     policy,
@@ -130,7 +160,7 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
       { tool: original.name },
     );
   }
-  const invoke = fencedInvoke(original, options, resolved.scope === 'run', onIndeterminate);
+  const invoke = fencedInvoke(original, untyped, resolved.scope === 'run', onIndeterminate);
   const fenced = Object.create(
     Object.getPrototypeOf(original),
     Object.getOwnPropertyDescriptors(original),
@@ -141,6 +171,7 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(tool: T, option
     enumerable: true,
     configurable: true,
   });
+  carrySdkIdentity(original, fenced);
   originals.set(fenced, original);
   return fenced;
 }
@@ -155,7 +186,7 @@ function fencedInvoke(
   const { guard, policy } = options;
   const name = original.name;
   return async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
-    const parsed = parseInput(original, input);
+    const parsed = parseInput(original, input, details);
     // A call that does not parse is the SDK's to answer, exactly as without toolfence.
     if (!parsed.ok) return original.invoke(runContext, input, details);
     const runId = resolveValue(options.runId, runContext, details);
@@ -195,8 +226,15 @@ function fencedInvoke(
 function parseInput(
   tool: FunctionTool<any, any, any>,
   input: string,
+  details: ToolCallDetails | undefined,
 ): { ok: true; value: unknown } | { ok: false } {
-  let prepared: ReturnType<typeof prepareFunctionToolInput>;
+  // The runner parsed this call already (before needsApproval) and hands that very value to the
+  // body: the key is made of it, so a parser that is not pure (a default of a fresh id) cannot
+  // give the key one value and the body another.
+  let prepared = preparedInputOf(tool, input, details);
+  if (prepared !== undefined) {
+    return prepared.result.success ? { ok: true, value: prepared.result.value } : { ok: false };
+  }
   try {
     // The tool's own parser (zod, JSON schema, standard schema), as the SDK's runner uses it.
     prepared = prepareFunctionToolInput(tool, input);

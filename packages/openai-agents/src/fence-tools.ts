@@ -1,17 +1,34 @@
 import type { Tool } from '@openai/agents-core';
 import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
-import { type FenceToolOptions, fenceTool } from './fence-tool.js';
+import { type FenceToolOptions, fenceTool, type ToolArguments } from './fence-tool.js';
 
 /** A policy per tool name. */
 export type PolicyTable = Readonly<Record<string, IdempotencyPolicy>>;
 
 /**
+ * A policy per function tool name, each typed by that tool's arguments, where the tools' names
+ * are literal types (as `tool({ name: 'refund_payment', ... })` gives them with this package
+ * imported: see `NamedFunctionTool`). A name that is no tool's, or a `keyArguments` entry that is
+ * not an argument of its tool, is a compile error. A tool whose name is typed `string` (built
+ * with a computed name) lets any name through: its policies are checked when you wrap.
+ */
+export type PoliciesFor<Tools extends readonly Tool<any>[]> = {
+  readonly [Name in Extract<Tools[number], { type: 'function' }>['name']]?: string extends Name
+    ? IdempotencyPolicy
+    : IdempotencyPolicy<ToolArguments<Extract<Tools[number], { type: 'function'; name: Name }>>>;
+};
+
+/**
  * Options of {@link fenceTools}: those of {@link FenceToolOptions} (`guard`, `tenant`, `runId`,
  * `onIndeterminate`), for every fenced tool, with a policy per tool name in place of `policy`.
  */
-export interface FenceToolsOptions extends Omit<FenceToolOptions, 'policy'> {
-  /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
-  readonly policies: PolicyTable;
+export interface FenceToolsOptions<Tools extends readonly Tool<any>[] = readonly Tool<any>[]>
+  extends Omit<FenceToolOptions, 'policy'> {
+  /**
+   * A policy per tool name (own properties only), typed by the tools ({@link PoliciesFor}). A
+   * tool without one passes through unchanged.
+   */
+  readonly policies: PoliciesFor<Tools>;
 }
 
 /** The policy of a tool name: an own property of the table, never one inherited (`toString`). */
@@ -46,9 +63,10 @@ export function checkPolicyNames(policies: PolicyTable, names: ReadonlySet<strin
  */
 export function fenceTools<const Tools extends readonly Tool<any>[]>(
   tools: Tools,
-  options: FenceToolsOptions,
+  options: FenceToolsOptions<Tools>,
 ): { -readonly [I in keyof Tools]: Tools[I] } {
-  const { policies, ...shared } = options;
+  const { policies: typed, ...shared } = options;
+  const policies = typed as PolicyTable;
   const names = new Set(tools.filter((tool) => tool.type === 'function').map((tool) => tool.name));
   checkPolicyNames(policies, names);
   return tools.map((tool) => {
