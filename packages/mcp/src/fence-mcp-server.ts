@@ -10,6 +10,7 @@ import {
   PolicyError,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
+import { type CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
 import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
 import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
@@ -163,6 +164,9 @@ const fencedServers = new WeakSet<object>();
  *   names the key: see `docs/mcp.md`. Every other guard error (conflict, store unavailable, key
  *   derivation, a waiter's `OutcomePendingError`) is thrown to the SDK, which answers it as an
  *   `isError` text result, as it does any handler error.
+ * - A JSON-RPC error that asks the client to act first (-32042 `UrlElicitationRequired`, see
+ *   {@link CLIENT_ACTION_ERROR_CODES}) passes through to the client as the SDK sends it, and
+ *   nothing is recorded, whatever the policy.
  * - Advertises `capabilities.experimental.toolfence = { version: 1, idempotencyKeyMeta }`.
  *
  * Call it before `connect()` (capabilities are fixed once connected). Task-based tools
@@ -330,6 +334,8 @@ function acceptingNoEffectResults(policy: IdempotencyPolicy): IdempotencyPolicy 
       (McpToolError.isInstance(error) && error.noEffect) ||
       // A round that asked for input did not do the effect: that happens on the final round.
       IncompleteRound.isInstance(error) ||
+      // "The user must open this URL first": nothing ran; the client gets the JSON-RPC error.
+      isClientActionError(error) ||
       (own !== undefined && own(error) === true),
   };
 }

@@ -2,6 +2,7 @@
 
 export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 export { mcpCallKey } from './call-key.js';
+export { CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
 export {
   type FenceMcpClientOptions,
   fenceMcpClient,
