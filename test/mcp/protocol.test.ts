@@ -4,9 +4,22 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { type McpError, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  type CallToolResult,
+  type McpError,
+  UrlElicitationRequiredError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { Guard, Idempotency, type IdempotencyPolicy, MemoryStore } from '@toolfence/core';
-import { fenceMcpClient, fenceMcpServer, isClientActionError, mcpToolPolicies } from '@toolfence/mcp';
+import {
+  DEFAULT_MCP_WAIT_TIMEOUT_MS,
+  DEFAULT_WAIT_PROGRESS_MS,
+  fenceMcpClient,
+  fenceMcpServer,
+  isClientActionError,
+  mcpToolPolicies,
+  notRunOf,
+} from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -145,5 +158,169 @@ describe('-32042 UrlElicitationRequired passes through and records nothing', () 
     const result = await step();
     expect(result.content).toEqual([{ type: 'text', text: 'linked DE02 1203 0000 0000 2020 51 (#1)' }]);
     expect(state.linked).toBe(1);
+  });
+});
+
+/**
+ * A slow refund that reports its own progress every `tickMs` for `ticks` ticks (as a
+ * well-behaved long tool does), then answers. `runs` counts its executions.
+ */
+function slowServer(ticks: number, tickMs: number, annotations: { idempotentHint?: boolean } = {}) {
+  const server = new McpServer({ name: 'slow', version: '1.0.0' });
+  const state = { runs: 0 };
+  server.registerTool(
+    'slow_refund',
+    { inputSchema: { orderId: z.string() }, annotations },
+    async ({ orderId }, extra) => {
+      state.runs += 1;
+      const run = state.runs;
+      const token = extra._meta?.progressToken;
+      for (let tick = 1; tick <= ticks; tick++) {
+        await new Promise((resolve) => setTimeout(resolve, tickMs));
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: tick, total: ticks },
+          });
+        }
+      }
+      return { content: [{ type: 'text', text: `refunded ${orderId} (run ${run})` }] };
+    },
+  );
+  return { server, state };
+}
+
+interface Heard {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Two calls with one key, the second while the first runs, each with its own progress handler. */
+async function twoCalls(
+  client: Client,
+  options: { timeout: number; resetTimeoutOnProgress: boolean },
+  startSecondAfterMs: number,
+) {
+  const call = { name: 'slow_refund', arguments: { orderId: 'A-7' }, _meta: { idempotencyKey: 'slow-1' } };
+  const heard: [Heard[], Heard[]] = [[], []];
+  const settle = (promise: Promise<unknown>) =>
+    promise.then(
+      (result) => ({ result: result as { content?: unknown; _meta?: Record<string, unknown> } }),
+      (error: unknown) => ({ error: error as McpError }),
+    );
+  const first = settle(client.callTool(call, undefined, { ...options, onprogress: (p) => heard[0].push(p) }));
+  await new Promise((resolve) => setTimeout(resolve, startSecondAfterMs));
+  const secondStartedMs = performance.now();
+  const second = settle(
+    client.callTool(call, undefined, { ...options, onprogress: (p) => heard[1].push(p) }),
+  ).then((answer) => ({ ...answer, tookMs: performance.now() - secondStartedMs }));
+  return { first: await first, second: await second, heard };
+}
+
+const waitingKinds: ReadonlyArray<{ readonly name: string; readonly policy: IdempotencyPolicy }> = [
+  { name: 'IDEMPOTENT', policy: { kind: Idempotency.IDEMPOTENT } },
+  { name: 'EFFECTFUL', policy: { kind: Idempotency.EFFECTFUL } },
+];
+
+describe('a waiting duplicate hears progress while it waits', () => {
+  const clientOptions = { timeout: 300, resetTimeoutOnProgress: true };
+
+  it('plain server (the reference): both calls run and complete within a 300 ms timeout reset by progress', async () => {
+    const { server, state } = slowServer(8, 100);
+    const client = await connect(server);
+    const { first, second } = await twoCalls(client, clientOptions, 150);
+    expect(first.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    expect(second.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 2)' }]);
+    expect(state.runs).toBe(2);
+  });
+
+  for (const kind of waitingKinds) {
+    it(`${kind.name}: the waiter gets keep-alive progress on its own token and the first call's result`, async () => {
+      const { server, state } = slowServer(8, 100);
+      fenceMcpServer(server, {
+        guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }),
+        policies: { slow_refund: kind.policy },
+        waitProgressMs: 100,
+      });
+      const client = await connect(server);
+      const { first, second, heard } = await twoCalls(client, clientOptions, 150);
+      expect(first.error).toBeUndefined();
+      expect(second.error).toBeUndefined();
+      expect(first.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+      expect(second.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+      expect(state.runs).toBe(1);
+      // The first call heard the tool's own progress; the waiter heard keep-alives: 1, 2, 3, …
+      expect(heard[0].map((p) => p.progress)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(heard[1].length).toBeGreaterThanOrEqual(3);
+      expect(heard[1].map((p) => p.progress)).toEqual(heard[1].map((_p, index) => index + 1));
+      expect(new Set(heard[1].map((p) => p.message))).toEqual(
+        new Set(['toolfence: waiting for the call that holds this idempotency key']),
+      );
+    });
+  }
+
+  it('with the defaults (a keep-alive every 1 s): a waiter whose client times out after 1.5 s without progress is served', async () => {
+    const { server, state } = slowServer(10, 250);
+    fenceMcpServer(server, { guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }) });
+    const client = await connect(server);
+    const { first, second, heard } = await twoCalls(
+      client,
+      { timeout: 1_500, resetTimeoutOnProgress: true },
+      100,
+    );
+    expect(first.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    expect(second.error).toBeUndefined();
+    expect(second.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    expect(state.runs).toBe(1);
+    expect(heard[1].length).toBeGreaterThanOrEqual(2);
+    expect(DEFAULT_WAIT_PROGRESS_MS).toBe(1_000);
+  });
+});
+
+describe('the wait limit leaves a waiter time to be answered', () => {
+  it('the default wait (50 s) is under the SDK client default request timeout (60 s)', () => {
+    expect(DEFAULT_MCP_WAIT_TIMEOUT_MS).toBe(50_000);
+    expect(DEFAULT_REQUEST_TIMEOUT_MSEC).toBe(60_000);
+    expect(DEFAULT_REQUEST_TIMEOUT_MSEC - DEFAULT_MCP_WAIT_TIMEOUT_MS).toBe(10_000);
+  });
+
+  it('a waiter past the limit is answered "not run, retryable" before its client gives up; the retry replays', async () => {
+    const { server, state } = slowServer(10, 100);
+    fenceMcpServer(server, {
+      guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }),
+      // leaseMs 5 s: the guard's own wait would be 10 s, far past the client's 800 ms.
+      policies: { slow_refund: { kind: Idempotency.EFFECTFUL, leaseMs: 5_000 } },
+      waitTimeoutMs: 300,
+    });
+    const client = await connect(server);
+    const { first, second } = await twoCalls(client, { timeout: 1_500, resetTimeoutOnProgress: true }, 100);
+    const { second: late } = await twoCalls(client, { timeout: 800, resetTimeoutOnProgress: false }, 0);
+    expect(first.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    // The waiter of the first pair: answered at the limit, not run, retryable.
+    expect(second.error).toBeUndefined();
+    expect(notRunOf(second.result as CallToolResult)).toEqual({
+      code: 'OUTCOME_PENDING',
+      retryable: true,
+      tool: 'slow_refund',
+    });
+    expect(second.tookMs).toBeGreaterThanOrEqual(250);
+    expect(second.tookMs).toBeLessThan(800);
+    // After the first finished, the same key replays.
+    expect(late.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    expect(state.runs).toBe(1);
+  });
+
+  it("a policy's own waitTimeoutMs is kept", async () => {
+    const { server, state } = slowServer(6, 100);
+    fenceMcpServer(server, {
+      guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }),
+      policies: { slow_refund: { kind: Idempotency.EFFECTFUL, waitTimeoutMs: 5_000 } },
+      waitTimeoutMs: 100,
+    });
+    const client = await connect(server);
+    const { second } = await twoCalls(client, { timeout: 2_000, resetTimeoutOnProgress: true }, 100);
+    expect(second.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
+    expect(state.runs).toBe(1);
   });
 });

@@ -12,6 +12,8 @@ export {
   toolfenceCapabilityOf,
 } from './fence-mcp-client.js';
 export {
+  DEFAULT_MCP_WAIT_TIMEOUT_MS,
+  DEFAULT_WAIT_PROGRESS_MS,
   type FenceMcpServerOptions,
   fenceMcpServer,
   IDEMPOTENCY_KEY_PARAM,
