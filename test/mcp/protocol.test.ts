@@ -7,6 +7,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolResult,
+  CreateMessageRequestSchema,
+  CreateMessageResultSchema,
+  ElicitRequestSchema,
+  ElicitResultSchema,
+  LoggingMessageNotificationSchema,
   type McpError,
   UrlElicitationRequiredError,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -17,8 +22,10 @@ import {
   fenceMcpClient,
   fenceMcpServer,
   isClientActionError,
+  isReplayed,
   mcpToolPolicies,
   notRunOf,
+  REPLAYED_META,
 } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -324,3 +331,127 @@ describe('the wait limit leaves a waiter time to be answered', () => {
     expect(state.runs).toBe(1);
   });
 });
+
+/**
+ * A booking tool that does everything a tool may do during a call: logs, reports progress, asks
+ * the user (elicitation) and the client's model (sampling), and echoes its progress token.
+ */
+function bookingServer(counter: { runs: number }) {
+  const server = new McpServer({ name: 'travel', version: '1.0.0' }, { capabilities: { logging: {} } });
+  server.registerTool('book_flight', { inputSchema: { flight: z.string() } }, async ({ flight }, extra) => {
+    counter.runs += 1;
+    const token = extra._meta?.progressToken;
+    await extra.sendNotification({
+      method: 'notifications/message',
+      params: { level: 'info', data: `booking ${flight}` },
+    });
+    if (token !== undefined) {
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress: 1, total: 2 },
+      });
+    }
+    const answer = await extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          message: 'Passenger name?',
+          requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        },
+      },
+      ElicitResultSchema,
+    );
+    const sampled = await extra.sendRequest(
+      {
+        method: 'sampling/createMessage',
+        params: { messages: [{ role: 'user', content: { type: 'text', text: 'seat?' } }], maxTokens: 5 },
+      },
+      CreateMessageResultSchema,
+    );
+    const seat = sampled.content.type === 'text' ? sampled.content.text : '?';
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `booked ${flight} for ${String(answer.content?.name)}, seat ${seat}, token ${String(token)}`,
+        },
+      ],
+    };
+  });
+  return server;
+}
+
+/** A client that answers elicitation with `name` and sampling with `seat`, and records what it heard. */
+function userClient(name: string, seat: string) {
+  const client = new Client(
+    { name: `client-${name}`, version: '1.0.0' },
+    { capabilities: { elicitation: {}, sampling: {} } },
+  );
+  const heard = { logs: [] as string[], progress: 0, elicitations: 0, samplings: 0 };
+  client.setRequestHandler(ElicitRequestSchema, async () => {
+    heard.elicitations += 1;
+    return { action: 'accept', content: { name } };
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => {
+    heard.samplings += 1;
+    return { role: 'assistant', model: 'scripted', content: { type: 'text', text: seat } };
+  });
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    heard.logs.push(String(notification.params.data));
+  });
+  return { client, heard };
+}
+
+describe('a replay repeats the recorded result, runs nothing, and is marked', () => {
+  it('no notification, sampling or elicitation on the replay; the content is the first request’s', async () => {
+    const store = new MemoryStore();
+    const counter = { runs: 0 };
+    const guard = new Guard({ store, tenant: 'acme' });
+    // Two server processes on one store, one user each.
+    const ada = userClient('Ada', '12A');
+    const bob = userClient('Bob', '30F');
+    await connect(fenceMcpServer(bookingServer(counter), { guard }), ada.client);
+    await connect(fenceMcpServer(bookingServer(counter), { guard }), bob.client);
+    const call = {
+      name: 'book_flight',
+      arguments: { flight: 'LH 400' },
+      _meta: { idempotencyKey: 'book-1' },
+    };
+    const onprogress = (heard: { progress: number }) => () => {
+      heard.progress += 1;
+    };
+
+    const first = await ada.client.callTool(call, undefined, { onprogress: onprogress(ada.heard) });
+    expect(first.content).toEqual([
+      { type: 'text', text: `booked LH 400 for Ada, seat 12A, token ${firstToken(first)}` },
+    ]);
+    expect(isReplayed(first)).toBe(false);
+    expect(first._meta?.[REPLAYED_META]).toBeUndefined();
+    expect(ada.heard).toEqual({ logs: ['booking LH 400'], progress: 1, elicitations: 1, samplings: 1 });
+
+    const replay = await bob.client.callTool(call, undefined, { onprogress: onprogress(bob.heard) });
+    expect(counter.runs).toBe(1);
+    // The recorded bytes, plus the marker.
+    expect(replay.content).toEqual(first.content);
+    expect(replay._meta).toEqual({ [REPLAYED_META]: true });
+    expect(isReplayed(replay)).toBe(true);
+    // Nothing ran for Bob: no log, no progress, nobody asked him or his model.
+    expect(bob.heard).toEqual({ logs: [], progress: 0, elicitations: 0, samplings: 0 });
+  });
+
+  it('a waiter answered by the holder is marked too; the holder is not', async () => {
+    const { server } = slowServer(4, 50);
+    fenceMcpServer(server, { guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }) });
+    const client = await connect(server);
+    const { first, second } = await twoCalls(client, { timeout: 5_000, resetTimeoutOnProgress: true }, 50);
+    expect(first.result?._meta).toBeUndefined();
+    expect(second.result?._meta).toEqual({ [REPLAYED_META]: true });
+    expect(second.result?.content).toEqual(first.result?.content);
+  });
+});
+
+/** The progress token the SDK client gave the first request (its message id), read back from the text. */
+function firstToken(result: { content: unknown }): string {
+  const text = (result.content as Array<{ text: string }>)[0]?.text ?? '';
+  return text.slice(text.lastIndexOf(' ') + 1);
+}

@@ -12,6 +12,7 @@ import {
 import { policyFromAnnotations } from './annotation-policy.js';
 import { type CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
 import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
+import { markedReplayed, type REPLAYED_META } from './replayed.js';
 import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
@@ -185,8 +186,11 @@ const fencedServers = new WeakSet<object>();
  *   `_meta["io.toolfence/notRun"]` ({@link NotRunBody}); a tool's own `isError` result is a
  *   failure (see `errorResults`).
  * - Policy: `options.policies[name]`, else the tool's annotations (`policiesFromAnnotations`).
- * - A repeat returns the recorded `CallToolResult` (structured content included); a call in
- *   flight with the same key waits for it.
+ * - A repeat returns the recorded `CallToolResult` (structured content included) with
+ *   `_meta["io.toolfence/replayed"]: true` ({@link REPLAYED_META}); nothing runs for it, so no
+ *   notification, sampling or elicitation request is sent. A call in flight with the same key
+ *   waits for it (keep-alive progress, see `waitProgressMs`; at most `waitTimeoutMs`) and gets its
+ *   result, marked the same way.
  * - An indeterminate or abandoned call answers an `isError` result whose text says so and whose
  *   `_meta.toolfence` (and `structuredContent.toolfence` when the tool has no output schema)
  *   names the key: see `docs/mcp.md`. Every other guard error (conflict, store unavailable, key
@@ -454,7 +458,10 @@ function fencedHandler(
     };
     const stopKeepAlive = keepAliveWhileWaiting(extra, options.waitProgressMs, () => entered);
     try {
-      return await guard.run(call, body);
+      const result = await guard.run(call, body);
+      // Not entered: the answer is another request's (a recorded repeat, or the holder this call
+      // waited for). Say so, so a client can tell that nothing ran for this request.
+      return entered ? result : markedReplayed(result);
     } catch (error) {
       if (!isStoppingError(error)) {
         // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):

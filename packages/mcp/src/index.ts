@@ -30,6 +30,7 @@ export {
   type NotRunBody,
   notRunOf,
 } from './not-run.js';
+export { isReplayed, REPLAYED_META } from './replayed.js';
 export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
