@@ -23,6 +23,7 @@ import {
   type JSONRPCMessage,
   ListToolsRequestSchema,
   type ListToolsResult,
+  UrlElicitationRequiredError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Guard, Idempotency, type IdempotencyPolicy, MemoryStore } from '@toolfence/core';
 import { fenceMcpServer, type ToolHandlerExtra } from '@toolfence/mcp';
@@ -53,6 +54,11 @@ const REALISTIC: Record<string, IdempotencyPolicy> = {
   test_elicitation: EFFECTFUL,
   test_elicitation_sep1034_defaults: EFFECTFUL,
   test_elicitation_sep1330_enums: EFFECTFUL,
+  // Not in the suite: for test/mcp-conformance/scenarios.test.ts.
+  test_slow_progress: EFFECTFUL,
+  test_url_elicitation_read_only: READ_ONLY,
+  test_url_elicitation_idempotent: IDEMPOTENT,
+  test_url_elicitation_effectful: EFFECTFUL,
 };
 
 /** The annotations a tool gets in the `annotations` mode (policies derived from them). */
@@ -378,6 +384,61 @@ function createServer(): McpServer {
     async (args) => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`),
   );
 
+  // Not in the suite (test/mcp-conformance/scenarios.test.ts). A slow tool that reports progress
+  // every 250 ms and counts its runs, for a duplicate sent while it runs.
+  server.registerTool(
+    'test_slow_progress',
+    {
+      description: 'Runs for `ms` milliseconds, reporting progress every 250 ms',
+      inputSchema: { ms: z.number().int().positive() },
+      ...annotated('test_slow_progress'),
+    },
+    async ({ ms }, extra) => {
+      runs.slow += 1;
+      const run = runs.slow;
+      const token = extra._meta?.progressToken;
+      for (let elapsed = 250; elapsed <= ms; elapsed += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: elapsed, total: ms },
+          });
+        }
+      }
+      return text(`done (run ${run})`);
+    },
+  );
+  // Not in the suite: URL-mode elicitation (-32042) until the user opened the URL, then one link
+  // per run; one tool per kind of policy.
+  for (const kind of ['read_only', 'idempotent', 'effectful'] as const) {
+    const name = `test_url_elicitation_${kind}`;
+    server.registerTool(
+      name,
+      {
+        description: 'Asks the user to authorise at a URL (-32042) before it links the account',
+        inputSchema: { account: z.string() },
+        ...annotated(name),
+      },
+      async ({ account }) => {
+        const id = `${name}:${account}`;
+        if (!authorised.has(id)) {
+          throw new UrlElicitationRequiredError([
+            {
+              mode: 'url',
+              elicitationId: id,
+              url: `${baseUrl}/authorise?id=${encodeURIComponent(id)}`,
+              message: `Authorise linking ${account}`,
+            },
+          ]);
+        }
+        const links = (runs.links.get(id) ?? 0) + 1;
+        runs.links.set(id, links);
+        return text(`linked ${account} (#${links})`);
+      },
+    );
+  }
+
   server.registerResource(
     'static-text',
     'test://static-text',
@@ -596,7 +657,18 @@ function eventStore(): EventStore {
 }
 
 const transports = new Map<string, StreamableHTTPServerTransport>();
+/** Runs of the scenario tools, across sessions. */
+const runs = { slow: 0, links: new Map<string, number>() };
+/** The elicitation ids whose URL the user opened. */
+const authorised = new Set<string>();
+let baseUrl = '';
 const app = createMcpExpressApp();
+
+// The page of a URL-mode elicitation: opening it authorises.
+app.get('/authorise', (request: Request, response: Response) => {
+  authorised.add(String(request.query.id));
+  response.type('text/plain').send('authorised');
+});
 
 app.post('/mcp', async (request: Request, response: Response) => {
   const sessionId = request.headers['mcp-session-id'];
@@ -646,5 +718,6 @@ for (const method of ['get', 'delete'] as const) {
 
 const listener = app.listen(0, '127.0.0.1', () => {
   const { port } = listener.address() as AddressInfo;
+  baseUrl = `http://127.0.0.1:${port}`;
   process.stdout.write(`listening http://127.0.0.1:${port}/mcp\n`);
 });

@@ -203,6 +203,12 @@ interface Heard {
   readonly message?: string;
 }
 
+/** A call's answer: its result, or the error it was rejected with. */
+interface Settled {
+  readonly result?: { content?: unknown; _meta?: Record<string, unknown> };
+  readonly error?: McpError;
+}
+
 /** Two calls with one key, the second while the first runs, each with its own progress handler. */
 async function twoCalls(
   client: Client,
@@ -211,9 +217,9 @@ async function twoCalls(
 ) {
   const call = { name: 'slow_refund', arguments: { orderId: 'A-7' }, _meta: { idempotencyKey: 'slow-1' } };
   const heard: [Heard[], Heard[]] = [[], []];
-  const settle = (promise: Promise<unknown>) =>
+  const settle = (promise: Promise<unknown>): Promise<Settled> =>
     promise.then(
-      (result) => ({ result: result as { content?: unknown; _meta?: Record<string, unknown> } }),
+      (result) => ({ result: result as Settled['result'] }),
       (error: unknown) => ({ error: error as McpError }),
     );
   const first = settle(client.callTool(call, undefined, { ...options, onprogress: (p) => heard[0].push(p) }));
@@ -267,13 +273,13 @@ describe('a waiting duplicate hears progress while it waits', () => {
     });
   }
 
-  it('with the defaults (a keep-alive every 1 s): a waiter whose client times out after 1.5 s without progress is served', async () => {
+  it('with the defaults (a keep-alive every 1 s): a waiter whose client times out after 2 s without progress is served', async () => {
     const { server, state } = slowServer(10, 250);
     fenceMcpServer(server, { guard: new Guard({ store: new MemoryStore(), tenant: 'acme' }) });
     const client = await connect(server);
     const { first, second, heard } = await twoCalls(
       client,
-      { timeout: 1_500, resetTimeoutOnProgress: true },
+      { timeout: 2_000, resetTimeoutOnProgress: true },
       100,
     );
     expect(first.result?.content).toEqual([{ type: 'text', text: 'refunded A-7 (run 1)' }]);
@@ -451,7 +457,7 @@ describe('a replay repeats the recorded result, runs nothing, and is marked', ()
 });
 
 /** The progress token the SDK client gave the first request (its message id), read back from the text. */
-function firstToken(result: { content: unknown }): string {
-  const text = (result.content as Array<{ text: string }>)[0]?.text ?? '';
+function firstToken(result: unknown): string {
+  const text = (result as { content: Array<{ text: string }> }).content[0]?.text ?? '';
   return text.slice(text.lastIndexOf(' ') + 1);
 }
