@@ -63,6 +63,14 @@ async function userClient(url: URL, name: string, reply: string) {
   return { client, heard };
 }
 
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const textOf = (result: unknown) => (result as { content: Array<{ text: string }> }).content[0]?.text;
 
 const MODES = ['plain', 'realistic', 'effectful', 'annotations'] as const;
@@ -135,20 +143,21 @@ for (const mode of MODES) {
       const bob = await user('Bob', '-');
       const call = {
         name: 'test_slow_progress',
-        arguments: { ms: 2_500 },
+        arguments: { ms: 3_000 },
         _meta: { idempotencyKey: `slow-${mode}` },
       };
-      // A client timeout of 2 s, reset by progress (a keep-alive comes every 1 s): the tool runs 2.5 s.
-      const options = { timeout: 2_000, resetTimeoutOnProgress: true };
+      // A client timeout of 2.5 s, reset by progress (a keep-alive comes every 1 s): the tool runs 3 s.
+      const options = { timeout: 2_500, resetTimeoutOnProgress: true };
       const progress: [number, number] = [0, 0];
       const first = ada.client.callTool(call, undefined, { ...options, onprogress: () => progress[0]++ });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Bob calls once Ada's call runs (its first progress arrived), never before it.
+      await until(() => progress[0] > 0);
       const second = bob.client
         .callTool(call, undefined, { ...options, onprogress: () => progress[1]++ })
         .catch((error: McpError) => error);
       const [a, b] = await Promise.all([first, second]);
       expect(textOf(a)).toMatch(/^done \(run \d+\)$/);
-      expect(progress[0]).toBe(10);
+      expect(progress[0]).toBe(12);
       if (fenced) {
         expect(b).not.toBeInstanceOf(Error);
         expect(textOf(b)).toBe(textOf(a));
@@ -156,7 +165,7 @@ for (const mode of MODES) {
         expect(progress[1]).toBeGreaterThanOrEqual(1);
       } else {
         expect(textOf(b)).not.toBe(textOf(a));
-        expect(progress[1]).toBe(10);
+        expect(progress[1]).toBe(12);
       }
     });
 
