@@ -9,6 +9,7 @@ import { fenceMcpClient, fenceMcpServer, mcpCallKey } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
+import { replayOf } from './replayed.js';
 
 async function connect(server: McpServer): Promise<Client> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -66,7 +67,7 @@ describe('one key per callTool', () => {
     // same calls, same keys: the server replays all three.
     const retried = await new Guard({ store: new MemoryStore() }).run(guardedStep, body);
     expect(retried.key).toBe(first.key);
-    expect(retried.results).toEqual(first.results);
+    expect(retried.results).toEqual(first.results.map(replayOf));
     expect(sent).toHaveLength(3);
   });
 

@@ -26,6 +26,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
+import { replayOf } from './replayed.js';
 
 async function connect(server: McpServer): Promise<Client> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -195,7 +196,7 @@ describe('an isError result is a failure', () => {
     const second = (await client.callTool(syncCall)) as CallToolResult;
     const third = (await client.callTool(syncCall)) as CallToolResult;
     expect(second.content).toEqual([{ type: 'text', text: 'synced ada (run 2)' }]);
-    expect(third).toEqual(second);
+    expect(third).toEqual(replayOf(second));
     expect(state.runs).toBe(2);
   });
 
@@ -227,7 +228,7 @@ describe('an isError result is a failure', () => {
     const first = (await client.callTool(syncCall)) as CallToolResult;
     const second = (await client.callTool(syncCall)) as CallToolResult;
     expect(first.isError).toBe(true);
-    expect(second).toEqual(first);
+    expect(second).toEqual(replayOf(first));
     expect(state.runs).toBe(1);
     expect(() =>
       fenceMcpServer(createPaymentsServer(new PaymentsProvider()), {

@@ -16,6 +16,7 @@ import {
 import {
   fenceMcpClient,
   fenceMcpServer,
+  isReplayed,
   mcpCallKey,
   mcpToolPolicies,
   policyFromAnnotations,
@@ -25,6 +26,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
+import { replayOf, withoutReplayMarker } from './replayed.js';
 
 async function connect(server: McpServer): Promise<Client> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
@@ -62,7 +64,7 @@ describe('fenceMcpServer', () => {
     const second = await client.callTool(refundCall('refund-A-100'));
     expect(provider.refunds).toHaveLength(1);
     expect(first.structuredContent).toEqual({ refundId: 're_1', orderId: 'A-100', amountCents: 3000 });
-    expect(second).toEqual(first);
+    expect(second).toEqual(replayOf(first));
     // Another key is another call.
     const third = await client.callTool(refundCall('refund-A-100-second'));
     expect(provider.refunds).toHaveLength(2);
@@ -86,7 +88,7 @@ describe('fenceMcpServer', () => {
     release();
     const [a, b] = await Promise.all([first, second]);
     expect(provider.refunds).toHaveLength(1);
-    expect(b).toEqual(a);
+    expect(b).toEqual(replayOf(a));
   });
 
   it('two servers on one store (two clients) racing one key: one execution', async () => {
@@ -99,7 +101,10 @@ describe('fenceMcpServer', () => {
     );
     const results = await Promise.all(clients.map((client) => client.callTool(refundCall('k-four'))));
     expect(provider.refunds).toHaveLength(1);
-    for (const result of results) expect(result).toEqual(results[0]);
+    // One ran; the three others got its result, marked replayed.
+    expect(results.filter((result) => isReplayed(result))).toHaveLength(3);
+    for (const result of results)
+      expect(withoutReplayMarker(result)).toEqual(withoutReplayMarker(results[0]));
   });
 
   it('the key is scoped to the tenant and tool; reused with other arguments it is a conflict', async () => {
@@ -123,7 +128,7 @@ describe('fenceMcpServer', () => {
     const call = { ...refundCall(undefined), _meta: { conversation: 'c-1' } };
     const first = await client.callTool(call);
     const second = await client.callTool(call);
-    expect(second).toEqual(first);
+    expect(second).toEqual(replayOf(first));
     expect(provider.refunds).toHaveLength(1);
     // InMemoryTransport has no session id: no run id, so the call is refused before it runs.
     const refused = (await client.callTool(refundCall(undefined))) as CallToolResult;

@@ -8,6 +8,7 @@ import { fenceMcpClient, fenceMcpServer, notRunOf } from '@toolfence/mcp';
 import { describe, expect, it } from 'vitest';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
 import { rawSession } from './raw-json-rpc.js';
+import { replayOf } from './replayed.js';
 
 function setup() {
   const provider = new PaymentsProvider();
@@ -33,11 +34,11 @@ describe('the client key on the wire', () => {
       orderId: 'A-100',
       amountCents: 3000,
     });
-    expect(reissued.result).toEqual(first.result);
+    expect(reissued.result).toEqual(replayOf(first.result));
     expect(provider.refunds).toHaveLength(1);
     // The same key in _meta is the same key (from a client that puts it there).
     const inMeta = await session.request(3, 'tools/call', refund({ _meta: { idempotencyKey: 'top-1' } }));
-    expect(inMeta.result).toEqual(first.result);
+    expect(inMeta.result).toEqual(replayOf(first.result));
     expect(provider.refunds).toHaveLength(1);
   });
 
@@ -95,7 +96,7 @@ describe('the client key on the wire', () => {
       );
     const first = await call();
     const second = await call(); // another guarded call (another run), the same caller's key
-    expect(second).toEqual(first);
+    expect(second).toEqual(replayOf(first));
     expect(provider.refunds).toHaveLength(1);
   });
 });

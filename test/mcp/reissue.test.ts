@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createPaymentsServer, PaymentsProvider } from './payments-server.js';
 import { type RawAnswer, rawSession } from './raw-json-rpc.js';
+import { replayOf } from './replayed.js';
 
 async function until(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -129,7 +130,7 @@ describe('a multi round-trip call (input_required, 2026-07-28)', () => {
       inputResponses: { confirm: { result: { action: 'accept', content: {} } } },
       requestState: 'opaque-1',
     });
-    expect(reissued.result).toEqual(round2.result);
+    expect(reissued.result).toEqual(replayOf(round2.result));
     expect(state).toEqual({ rounds: 2, payments: 1 });
   });
 
@@ -244,7 +245,7 @@ describe("inFlight: 'answer'", () => {
     release();
     const answer = await first;
     const retried = await session.request(3, 'tools/call', refund('k-busy'));
-    expect(retried.result).toEqual(answer.result);
+    expect(retried.result).toEqual(replayOf(answer.result));
     expect(provider.refunds).toHaveLength(1);
     expect(() =>
       fenceMcpServer(createPaymentsServer(provider), { guard, inFlight: 'later' as 'answer' }),

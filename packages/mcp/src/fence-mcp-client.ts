@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { currentToolCall, Idempotency, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
 import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 import { nextCallKey } from './call-key.js';
+import { isClientActionError } from './client-action.js';
 import { isMcpServerNotRunError, McpServerNotRunError, notRunOf } from './not-run.js';
 import { isRoundRetry } from './rounds.js';
 import {
@@ -164,7 +165,9 @@ export interface McpToolPoliciesOptions {
  * The policy table (tool name -> policy) for the tools a client listed, to give `fenceTools`
  * (`@toolfence/vercel-ai`, `@toolfence/langchain`) for the tools made from them. Every
  * EFFECTFUL policy in it (explicit or from annotations) is a copy whose `isNoEffectError` also
- * accepts {@link McpServerNotRunError}, so a server's "not run" releases the client's claim.
+ * accepts {@link McpServerNotRunError}, so a server's "not run" releases the client's claim, and
+ * a JSON-RPC error that asks the client to act first ({@link isClientActionError}: -32042, a URL
+ * to open).
  *
  * @throws PolicyError an entry of `policies` names a tool the server did not list.
  */
@@ -208,6 +211,8 @@ function releasingNotRun(policy: IdempotencyPolicy): IdempotencyPolicy {
     ...policy,
     isNoEffectError: (error) =>
       isMcpServerNotRunError(error) ||
+      // The server asks the client to act first (-32042, a URL to open): nothing ran there.
+      isClientActionError(error) ||
       // The server recorded nothing (its tool is idempotent or vouched for no effect): a retry
       // is the server's to dedupe.
       (McpToolError.isInstance(error) && (error.notRecorded || error.noEffect)) ||

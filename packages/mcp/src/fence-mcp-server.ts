@@ -10,7 +10,9 @@ import {
   PolicyError,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
+import { type CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
 import { InvalidClientKeyError, type NotRunBody, notRunBodyOf, notRunResult } from './not-run.js';
+import { markedReplayed, type REPLAYED_META } from './replayed.js';
 import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
@@ -99,6 +101,25 @@ export interface FenceMcpServerOptions {
    */
   readonly inFlight?: 'wait' | 'answer' | undefined;
   /**
+   * The longest (ms) a duplicate of a running call waits for it, for a policy that sets no
+   * `waitTimeoutMs` of its own: a longer resolved wait (the guard's, or `2 × leaseMs` = 60 000 by
+   * default) is cut to this. Default {@link DEFAULT_MCP_WAIT_TIMEOUT_MS} (50 000), 10 s under the
+   * SDK client's default request timeout (`DEFAULT_REQUEST_TIMEOUT_MSEC`, 60 000), so a waiter is
+   * answered (the result, or the retryable "not run" `OUTCOME_PENDING`) before its client gives
+   * up. The guard also uses a policy's `waitTimeoutMs` as the grace a body gets after it lost its
+   * lease or was interrupted, so this cuts that grace too.
+   */
+  readonly waitTimeoutMs?: number | undefined;
+  /**
+   * While a call has not entered its body (it waits for the call that holds its key, or for the
+   * store), it sends a `notifications/progress` on its own request's progress token every this
+   * many ms (`progress` 1, 2, 3…, no `total`, a message saying it waits), so a client that
+   * called with `onprogress` and `resetTimeoutOnProgress` does not time out. A request without a
+   * progress token gets none. Once the body runs, the tool's own progress is the only one.
+   * Default {@link DEFAULT_WAIT_PROGRESS_MS} (1 000); `false`: none.
+   */
+  readonly waitProgressMs?: number | false | undefined;
+  /**
    * Tells a multi round-trip request's incomplete (`input_required`) result from a final one;
    * such a round is never recorded (the claim is released, the client gets the result, and the
    * retried round with the same key runs the handler again). Default {@link isIncompleteResult}.
@@ -110,6 +131,15 @@ export interface FenceMcpServerOptions {
    */
   readonly onIndeterminate?: ((error: StoppingError, call: StoppedServerCall) => void) | undefined;
 }
+
+/** Default of {@link FenceMcpServerOptions.waitTimeoutMs} (ms): 10 s under the SDK client's 60 s request timeout. */
+export const DEFAULT_MCP_WAIT_TIMEOUT_MS = 50_000;
+
+/** Default of {@link FenceMcpServerOptions.waitProgressMs} (ms). */
+export const DEFAULT_WAIT_PROGRESS_MS = 1_000;
+
+/** The text of a waiting call's keep-alive progress. */
+const WAIT_PROGRESS_MESSAGE = 'toolfence: waiting for the call that holds this idempotency key';
 
 /** The longest client idempotency key accepted (UTF-16 code units); the IETF draft's keys are far shorter. */
 export const MAX_CLIENT_KEY_LENGTH = 255;
@@ -156,13 +186,19 @@ const fencedServers = new WeakSet<object>();
  *   `_meta["io.toolfence/notRun"]` ({@link NotRunBody}); a tool's own `isError` result is a
  *   failure (see `errorResults`).
  * - Policy: `options.policies[name]`, else the tool's annotations (`policiesFromAnnotations`).
- * - A repeat returns the recorded `CallToolResult` (structured content included); a call in
- *   flight with the same key waits for it.
+ * - A repeat returns the recorded `CallToolResult` (structured content included) with
+ *   `_meta["io.toolfence/replayed"]: true` ({@link REPLAYED_META}); nothing runs for it, so no
+ *   notification, sampling or elicitation request is sent. A call in flight with the same key
+ *   waits for it (keep-alive progress, see `waitProgressMs`; at most `waitTimeoutMs`) and gets its
+ *   result, marked the same way.
  * - An indeterminate or abandoned call answers an `isError` result whose text says so and whose
  *   `_meta.toolfence` (and `structuredContent.toolfence` when the tool has no output schema)
  *   names the key: see `docs/mcp.md`. Every other guard error (conflict, store unavailable, key
  *   derivation, a waiter's `OutcomePendingError`) is thrown to the SDK, which answers it as an
  *   `isError` text result, as it does any handler error.
+ * - A JSON-RPC error that asks the client to act first (-32042 `UrlElicitationRequired`, see
+ *   {@link CLIENT_ACTION_ERROR_CODES}) passes through to the client as the SDK sends it, and
+ *   nothing is recorded, whatever the policy.
  * - Advertises `capabilities.experimental.toolfence = { version: 1, idempotencyKeyMeta }`.
  *
  * Call it before `connect()` (capabilities are fixed once connected). Task-based tools
@@ -197,12 +233,12 @@ export function fenceMcpServer<S extends McpServer>(server: S, options: FenceMcp
   if (options.inFlight !== undefined && options.inFlight !== 'wait' && options.inFlight !== 'answer') {
     throw new TypeError("fenceMcpServer: inFlight must be 'wait' or 'answer'");
   }
-  const policyOf = policyLookup(
-    guard,
-    policies,
-    options.policiesFromAnnotations ?? true,
-    options.inFlight === 'answer',
-  );
+  const waitLimitMs = checkedMs(options.waitTimeoutMs, 'waitTimeoutMs') ?? DEFAULT_MCP_WAIT_TIMEOUT_MS;
+  if (options.waitProgressMs !== false) checkedMs(options.waitProgressMs, 'waitProgressMs');
+  const policyOf = policyLookup(guard, policies, options.policiesFromAnnotations ?? true, {
+    answerInFlight: options.inFlight === 'answer',
+    waitLimitMs,
+  });
 
   // Fail at wrap time, not at the first call, for every tool already registered.
   for (const [toolName, tool] of Object.entries(internals._registeredTools)) policyOf(toolName, tool);
@@ -272,7 +308,7 @@ function policyLookup(
   guard: Guard,
   policies: Readonly<Record<string, IdempotencyPolicy>>,
   fromAnnotations: boolean,
-  answerInFlight: boolean,
+  waits: WaitSettings,
 ): PolicyOf {
   const checked = new WeakMap<RegisteredTool, IdempotencyPolicy>();
   const adapted = new WeakMap<IdempotencyPolicy, IdempotencyPolicy>();
@@ -303,22 +339,38 @@ function policyLookup(
     // One copy per policy: the guard resolves each policy object once.
     let served = adapted.get(policy);
     if (served === undefined) {
-      served = servedPolicy(policy, answerInFlight);
+      const resolvedWaitMs = guard.checkPolicy(policy, { tool: toolName }).waitTimeoutMs;
+      served = servedPolicy(policy, resolvedWaitMs, waits);
       adapted.set(policy, served);
     }
     return served;
   };
 }
 
+interface WaitSettings {
+  readonly answerInFlight: boolean;
+  readonly waitLimitMs: number;
+}
+
 /**
  * The policy as the server runs it: an EFFECTFUL one also releases on an error result the tool
- * marked as without effect and on an input_required round; with `inFlight: 'answer'` a duplicate
- * of a running call waits 1 ms instead of `waitTimeoutMs`, so it is answered "in progress"
- * (`OutcomePendingError`, a retryable "not run") at once.
+ * marked as without effect, on an input_required round and on an error asking the client to act;
+ * a duplicate of a running call waits at most `waitLimitMs` unless the policy sets its own
+ * `waitTimeoutMs` (the resolved default, 60 s, equals the SDK client's request timeout: the
+ * waiter's client would give up just as its answer came); with `inFlight: 'answer'` it waits
+ * 1 ms, so it is answered "in progress" (`OutcomePendingError`, a retryable "not run") at once.
  */
-function servedPolicy(policy: IdempotencyPolicy, answerInFlight: boolean): IdempotencyPolicy {
+function servedPolicy(
+  policy: IdempotencyPolicy,
+  resolvedWaitMs: number,
+  waits: WaitSettings,
+): IdempotencyPolicy {
   const effectful = policy.kind === Idempotency.EFFECTFUL ? acceptingNoEffectResults(policy) : policy;
-  return answerInFlight ? { ...effectful, waitTimeoutMs: 1 } : effectful;
+  if (waits.answerInFlight) return { ...effectful, waitTimeoutMs: 1 };
+  if (policy.waitTimeoutMs === undefined && resolvedWaitMs > waits.waitLimitMs) {
+    return { ...effectful, waitTimeoutMs: waits.waitLimitMs };
+  }
+  return effectful;
 }
 
 /** An EFFECTFUL policy that also releases on an error result the tool marked as having had no effect. */
@@ -330,6 +382,8 @@ function acceptingNoEffectResults(policy: IdempotencyPolicy): IdempotencyPolicy 
       (McpToolError.isInstance(error) && error.noEffect) ||
       // A round that asked for input did not do the effect: that happens on the final round.
       IncompleteRound.isInstance(error) ||
+      // "The user must open this URL first": nothing ran; the client gets the JSON-RPC error.
+      isClientActionError(error) ||
       (own !== undefined && own(error) === true),
   };
 }
@@ -402,8 +456,12 @@ function fencedHandler(
       policy: clientKey === undefined ? base : businessKeyPolicy(base, clientKey),
       signal: extra.signal,
     };
+    const stopKeepAlive = keepAliveWhileWaiting(extra, options.waitProgressMs, () => entered);
     try {
-      return await guard.run(call, body);
+      const result = await guard.run(call, body);
+      // Not entered: the answer is another request's (a recorded repeat, or the holder this call
+      // waited for). Say so, so a client can tell that nothing ran for this request.
+      return entered ? result : markedReplayed(result);
     } catch (error) {
       if (!isStoppingError(error)) {
         // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
@@ -421,8 +479,53 @@ function fencedHandler(
         body: stopped,
       });
       return stoppedCallResult(error, stopped, tool.outputSchema !== undefined);
+    } finally {
+      stopKeepAlive();
     }
   };
+}
+
+/**
+ * Sends a `notifications/progress` on the request's own progress token every `everyMs` while the
+ * call has not entered its body (it waits for the key's holder, which may be in another process,
+ * so the holder's own progress cannot be forwarded). Returns the function that stops it. A
+ * request without a progress token, or `everyMs === false`, gets none.
+ */
+function keepAliveWhileWaiting(
+  extra: ToolHandlerExtra,
+  everyMs: number | false | undefined,
+  entered: () => boolean,
+): () => void {
+  const token = (extra._meta as { progressToken?: unknown } | undefined)?.progressToken;
+  if (everyMs === false || (typeof token !== 'string' && typeof token !== 'number')) return () => {};
+  let progress = 0;
+  const timer = setInterval(() => {
+    // Once the body runs, the tool reports its own progress on the token (which must increase).
+    if (entered() || extra.signal.aborted) {
+      clearInterval(timer);
+      return;
+    }
+    progress += 1;
+    extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, message: WAIT_PROGRESS_MESSAGE },
+      })
+      .catch(() => {
+        // A closed transport: the answer will not reach the client either; nothing to do here.
+      });
+  }, everyMs ?? DEFAULT_WAIT_PROGRESS_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** A duration option: `undefined`, or a positive finite number of ms. */
+function checkedMs(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`fenceMcpServer: ${name} must be a positive number of milliseconds`);
+  }
+  return value;
 }
 
 /**

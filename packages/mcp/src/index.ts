@@ -2,6 +2,7 @@
 
 export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 export { mcpCallKey } from './call-key.js';
+export { CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
 export {
   type FenceMcpClientOptions,
   fenceMcpClient,
@@ -11,6 +12,8 @@ export {
   toolfenceCapabilityOf,
 } from './fence-mcp-client.js';
 export {
+  DEFAULT_MCP_WAIT_TIMEOUT_MS,
+  DEFAULT_WAIT_PROGRESS_MS,
   type FenceMcpServerOptions,
   fenceMcpServer,
   IDEMPOTENCY_KEY_PARAM,
@@ -27,6 +30,7 @@ export {
   type NotRunBody,
   notRunOf,
 } from './not-run.js';
+export { isReplayed, REPLAYED_META } from './replayed.js';
 export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
