@@ -6,11 +6,13 @@ import {
   currentToolCall,
   Guard,
   type GuardEvent,
+  HolderAliveError,
   Idempotency,
   type IdempotencyPolicy,
   type IdempotencyStore,
   IndeterminateOutcomeError,
   OutcomeEncodingError,
+  OutcomePendingError,
 } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
 
@@ -242,6 +244,59 @@ export function describeGuarantee(
       expect(charges).toBe(1);
       // The holder's known value is recorded again: a repeat replays it instead of charging.
       expect(await other.run(refund(t, policy), () => 'must not run')).toBe('charged by the holder');
+      expect(charges).toBe(1);
+    });
+
+    it('EFFECTFUL: a body still running after its caller was answered is never offered to an operator (issue #27, two refunds)', async () => {
+      const t = tenant();
+      const guard = new Guard({ store: storeOf(), tenant: t });
+      const policy = {
+        kind: Idempotency.EFFECTFUL,
+        timeoutMs: 100,
+        leaseMs: 1000,
+        heartbeatMs: 250,
+        waitTimeoutMs: 300,
+      };
+      const provider = gate();
+      let charges = 0;
+      let startedAtMs = Number.NaN;
+      const body = async () => {
+        startedAtMs = performance.now();
+        // The provider answers after 1.5 s; the body ignores its signal, as a real HTTP call would.
+        await Promise.race([sleep(1500), provider.wait]);
+        charges++;
+        return 'refunded';
+      };
+      const stopped = await rejection(guard.run(refund(t, policy), body));
+      expect(IndeterminateOutcomeError.isInstance(stopped)).toBe(true);
+      const key = (stopped as IndeterminateOutcomeError).key;
+      // 500 ms into the body (past waitTimeoutMs after the timeout): what the operator sees.
+      await sleep(Math.max(0, startedAtMs + 500 - performance.now()));
+      const seen = await guard.inspect(key);
+      expect(seen).toMatchObject({ state: 'in_progress', fence: 1 });
+      const page = await guard.list({ states: ['in_progress'] });
+      const listed = page.records.find((record) => record.key === key);
+      expect(listed?.leaseExpiresAtMs).toBeGreaterThan(page.nowMs);
+      // The operator follows the manual ("nothing happened yet at the provider") and releases.
+      const refused = await rejection(
+        guard.resolve(key, { released: true }, { reason: 'nothing at the provider' }),
+      );
+      expect(HolderAliveError.isInstance(refused)).toBe(true);
+      expect(refused).toMatchObject({ key, owner: seen?.owner });
+      // The retry waits for the running body instead of paying again.
+      const retried = await outcomeOf(
+        guard.run(refund(t, policy), async () => {
+          charges++;
+          return 'refunded twice';
+        }),
+      );
+      expect(retried.ok).toBe(false);
+      expect(OutcomePendingError.isInstance((retried as { error: unknown }).error)).toBe(true);
+      // The first body pays; its late value is the recorded outcome.
+      const deadline = performance.now() + 10_000;
+      while ((await guard.inspect(key))?.state !== 'completed' && performance.now() < deadline)
+        await sleep(25);
+      expect(await guard.run(refund(t, policy), () => 'must not run')).toBe('refunded');
       expect(charges).toBe(1);
     });
 

@@ -8,6 +8,7 @@ export {
   type StopSearchChild,
   type StopSearchOptions,
 } from './errors/find-stop-error.js';
+export { HolderAliveError, type LiveHolder } from './errors/holder-alive-error.js';
 export { IdempotencyConflictError } from './errors/idempotency-conflict-error.js';
 export { IndeterminateOutcomeError } from './errors/indeterminate-outcome-error.js';
 export { KeyDerivationError } from './errors/key-derivation-error.js';
@@ -81,6 +82,7 @@ export type {
   ResolutionAudit,
   ResolutionCondition,
   ResolutionEntry,
+  ResolutionForce,
   ResolveResult,
   TakeoverMode,
   WaitOptions,
@@ -110,6 +112,7 @@ export {
   checkResolution,
   checkResolutionAudit,
   checkResolutionCondition,
+  checkResolutionForce,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
@@ -124,7 +127,9 @@ export {
   MAX_RETENTION_MS,
   MAX_TIMER_MS,
   OPERATOR_STATES,
+  overridesLiveHolder,
   resolutionApplies,
+  resolveDecision,
 } from './store/store-input.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';

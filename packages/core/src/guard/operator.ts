@@ -1,5 +1,6 @@
 // The guard's operator side: settle a record with an audit (who, why) and a `tool.resolved`
 // event, list records by state, read a key's resolution history. Guard methods delegate here.
+import { HolderAliveError } from '../errors/holder-alive-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
 import type {
   Holder,
@@ -16,6 +17,7 @@ import {
   checkHolder,
   checkListOptions,
   checkResolutionAudit,
+  checkResolutionForce,
   checkRetentionMs,
   resolutionApplies,
 } from '../store/store-input.js';
@@ -47,6 +49,14 @@ export interface ResolveOptions {
    * to close the window between the operator's look and the decision.
    */
   readonly expect?: Holder;
+  /**
+   * Settle the record even if its holder is alive (`in_progress`, lease live by the store's
+   * clock: its body may still take effect), which is otherwise refused with `HolderAliveError`.
+   * `reason` (required, at most `MAX_REASON_LENGTH` code units) is kept as the resolution's
+   * reason, replacing `options.reason`, and the entry says `forced: true`. Only for a holder known
+   * to be stuck: a body that later completes finds its record settled (issue #27).
+   */
+  readonly force?: { readonly reason: string };
 }
 
 /** The store resolution of an operator's decision, checked before any I/O. @throws TypeError, StoreInputError */
@@ -64,12 +74,24 @@ export function storeResolutionOf(
       'guard.resolve needs either { outcome } (it happened) or { released: true } (it did not)',
     );
   }
+  const force = options.force;
+  if (
+    force !== undefined &&
+    (force === null || typeof force !== 'object' || typeof force.reason !== 'string')
+  ) {
+    throw new TypeError('guard.resolve: force must be { reason } (why the live holder is overridden)');
+  }
+  const reason = force?.reason ?? options.reason;
   const audit = {
     ...(options.by === undefined ? {} : { by: options.by }),
-    ...(options.reason === undefined ? {} : { reason: options.reason }),
+    ...(reason === undefined ? {} : { reason }),
   };
   checkResolutionAudit(audit);
-  const condition = options.expect === undefined ? {} : { expect: holderOf(options.expect) };
+  const condition = {
+    ...(options.expect === undefined ? {} : { expect: holderOf(options.expect) }),
+    ...(force === undefined ? {} : { force: true as const }),
+  };
+  checkResolutionForce({ ...audit, ...condition });
   if (released) return { released: true, ...audit, ...condition };
   const outcome = runtime.encodeOutcome((resolution as { outcome: unknown }).outcome, undefined);
   return { outcome, ...audit, ...condition };
@@ -86,7 +108,9 @@ function holderOf(holder: Holder): Holder {
  * `resolution.expect`, which must be the one read), and when it did, emit `tool.resolved` with
  * the record as read: the event's record and the settled record are the same attempt. The
  * decision itself is the store's one atomic step; what the read already tells (no record, another
- * holder, a state that cannot be resolved) is answered without writing.
+ * holder, a completed record) is answered without writing. Whether an `in_progress` holder's lease
+ * is live is the store's to judge, on its clock, in that step.
+ * @throws HolderAliveError the holder's lease is live and the resolution was not forced (nothing changed)
  * @throws StoreUnavailableError, StoreInputError
  */
 export async function resolveRecord(
@@ -100,12 +124,22 @@ export async function resolveRecord(
   if (before === null) return { status: 'not_found' };
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
-  if (before.state !== 'indeterminate' && before.state !== 'abandoned') {
-    return { status: 'not_resolvable', record: before };
-  }
+  if (before.state === 'completed') return { status: 'not_resolvable', record: before };
   const result = await runtime.storeCall('resolve', () =>
     runtime.store.resolve(ref, { ...resolution, expect }, retentionMs),
   );
+  if (result.status === 'holder_alive') {
+    const { record } = result;
+    throw new HolderAliveError({
+      key: record.key,
+      tenant: record.tenant,
+      tool: record.tool,
+      fence: record.fence,
+      owner: record.owner,
+      leaseExpiresAtMs: record.leaseExpiresAtMs,
+      ...(record.claimedAtMs === undefined ? {} : { claimedAtMs: record.claimedAtMs }),
+    });
+  }
   if (result.status === 'resolved') {
     runtime.emitOperator('tool.resolved', ref, before, {
       resolution: {

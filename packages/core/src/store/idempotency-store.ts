@@ -198,12 +198,27 @@ export interface ResolutionCondition {
   readonly expect?: Holder;
 }
 
-/** How an operator settles an `indeterminate` or `abandoned` record. */
+/**
+ * Settling a record whose holder's lease is still live (its body may still take effect): refused
+ * (`holder_alive`) unless forced, with a reason that is kept in the resolution entry.
+ */
+export interface ResolutionForce {
+  /**
+   * Resolve even an `in_progress` record whose lease is live by the store's clock (the body may
+   * still be running: issue #27, "two refunds"). Requires `reason`; the entry says `forced: true`.
+   */
+  readonly force?: true;
+}
+
+/**
+ * How an operator settles an `indeterminate` or `abandoned` record, or an `in_progress` one whose
+ * holder's lease expired (its holder is gone) or, with `force`, is still live.
+ */
 export type Resolution =
   /** The effect happened; this is its outcome (encoded by the guard's codec). */
-  | ({ readonly outcome: string } & ResolutionAudit & ResolutionCondition)
+  | ({ readonly outcome: string } & ResolutionAudit & ResolutionCondition & ResolutionForce)
   /** The effect did not happen; delete the record so the call may run again. */
-  | ({ readonly released: true } & ResolutionAudit & ResolutionCondition);
+  | ({ readonly released: true } & ResolutionAudit & ResolutionCondition & ResolutionForce);
 
 /**
  * One operator resolution, as the store keeps it (written in the same atomic step as the
@@ -216,8 +231,11 @@ export interface ResolutionEntry {
   readonly tool: string;
   /** `completed`: the operator stated the outcome; `released`: the key was freed to run again. */
   readonly action: 'completed' | 'released';
-  /** The state the record was in when it was resolved. */
-  readonly fromState: 'indeterminate' | 'abandoned';
+  /**
+   * The state the record was in when it was resolved: `in_progress` when its holder's lease had
+   * expired, or was live and the resolution was forced (`forced`).
+   */
+  readonly fromState: 'indeterminate' | 'abandoned' | 'in_progress';
   /** Fence and attempt of the record when it was resolved. */
   readonly fence: number;
   readonly attempt: number;
@@ -225,6 +243,8 @@ export interface ResolutionEntry {
   readonly error?: RecordedError;
   readonly by?: string;
   readonly reason?: string;
+  /** Present (true) when the holder's lease was live and the operator forced the resolution. */
+  readonly forced?: true;
   /** When it was resolved (epoch ms, store clock). */
   readonly atMs: number;
 }
@@ -274,7 +294,7 @@ export interface ListPage {
 /**
  * Answer of {@link IdempotencyStore.resolve}, decided in the same atomic step as the resolution.
  * The checks run in this order: the record exists, then its holder (when `expect` is given), then
- * its state.
+ * its state, then (`in_progress`) its lease.
  */
 export type ResolveResult =
   | { readonly status: 'resolved' }
@@ -286,8 +306,13 @@ export type ResolveResult =
    * now under the key.
    */
   | { readonly status: 'changed'; readonly record: IdempotencyRecord }
-  /** Only `indeterminate` and `abandoned` records can be resolved; nothing changed. */
-  | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord };
+  /** A `completed` record cannot be resolved; nothing changed. */
+  | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord }
+  /**
+   * The record is `in_progress` and its holder's lease is live by the store's clock: its body may
+   * still take effect, so it is not settled unless `force` is given; nothing changed.
+   */
+  | { readonly status: 'holder_alive'; readonly record: IdempotencyRecord };
 
 export type WaitResult =
   /** The record left `in_progress` (completed, indeterminate, abandoned) or was deleted. */
@@ -366,10 +391,12 @@ export interface IdempotencyStore {
   get(ref: RecordRef): Promise<IdempotencyRecord | null>;
 
   /**
-   * Operator: settle an `indeterminate` or `abandoned` record as completed with an outcome
-   * (retention restarts) or as released (deleted). With `resolution.expect`, only if the record's
-   * fence and owner are those (else `changed`, nothing written): the operator settles the record
-   * it looked at, never a later life of the key.
+   * Operator: settle an `indeterminate` or `abandoned` record, or an `in_progress` one whose lease
+   * expired by the store's clock, as completed with an outcome (retention restarts) or as released
+   * (deleted). An `in_progress` record whose lease is live is `holder_alive` (nothing written)
+   * unless `resolution.force`. With `resolution.expect`, only if the record's fence and owner are
+   * those (else `changed`, nothing written): the operator settles the record it looked at, never
+   * a later life of the key. Checks in this order: exists, holder, state, lease.
    * @throws StoreInputError (a bad resolution or `expect`; nothing written)
    * @throws StoreUnavailableError
    */

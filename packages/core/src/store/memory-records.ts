@@ -9,6 +9,7 @@ import type {
   Resolution,
   ResolutionEntry,
 } from './idempotency-store.js';
+import { overridesLiveHolder } from './store-input.js';
 
 type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
 
@@ -123,7 +124,7 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
     tenant: record.tenant,
     tool: record.tool,
     action: 'outcome' in resolution ? 'completed' : 'released',
-    fromState: record.state as 'indeterminate' | 'abandoned',
+    fromState: record.state as ResolutionEntry['fromState'],
     fence: record.fence,
     attempt: record.attempt,
     atMs: now,
@@ -131,6 +132,7 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
   if (record.error !== undefined) entry.error = { ...record.error };
   if (resolution.by !== undefined) entry.by = resolution.by;
   if (resolution.reason !== undefined) entry.reason = resolution.reason;
+  if (overridesLiveHolder(record, now)) entry.forced = true;
   return entry;
 }
 

@@ -74,5 +74,6 @@ function resolutionOf(value: unknown): ResolutionEntry {
     ...(entry.by === undefined ? {} : { by: String(entry.by) }),
     ...(entry.reason === undefined ? {} : { reason: String(entry.reason) }),
     atMs: Number(entry.atMs),
+    ...(entry.forced === true ? { forced: true } : {}),
   } as ResolutionEntry;
 }

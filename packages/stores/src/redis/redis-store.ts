@@ -242,6 +242,7 @@ export class RedisStore implements IdempotencyStore {
         resolution.reason ?? '',
         resolution.expect?.fence ?? '', // the holder the operator saw ('' when not given)
         resolution.expect?.owner ?? '',
+        resolution.force === true ? '1' : '', // settle even a live holder (issue #27)
       ),
     );
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));

@@ -8,6 +8,7 @@ import type {
   Resolution,
   ResolutionEntry,
 } from '@toolfence/core';
+import { overridesLiveHolder } from '@toolfence/core';
 
 /** The operator columns of a record row. */
 export interface OperatorColumns {
@@ -57,6 +58,7 @@ interface ResolvableRow {
   readonly attempt: number;
   readonly error_type: string | null;
   readonly error_message: string | null;
+  readonly lease_expires_at_ms: number;
 }
 
 /** The resolution entry of resolving `row` now. */
@@ -73,6 +75,9 @@ export function resolutionEntryOf(row: ResolvableRow, resolution: Resolution, no
     ...(resolution.by === undefined ? {} : { by: resolution.by }),
     ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
     atMs: now,
+    ...(overridesLiveHolder({ state: row.state, leaseExpiresAtMs: row.lease_expires_at_ms }, now)
+      ? { forced: true as const }
+      : {}),
   };
 }
 
@@ -92,5 +97,6 @@ export function journalRow(entry: ResolutionEntry, expiresAtMs: number): unknown
     entry.reason ?? null,
     entry.atMs,
     expiresAtMs,
+    entry.forced === true ? 1 : 0,
   ];
 }

@@ -166,7 +166,7 @@ end
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
 -- Then runId, callId, description, claimedAtMs, updatedAtMs (each false when absent) and, for a
--- record an operator resolved, the fields of its resolution entry (as resolve-1.lua packs them).
+-- record an operator resolved, the 12 fields of its resolution entry (as resolve-1.lua packs them).
 local function recordReply(code, now, record)
   local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
@@ -177,7 +177,9 @@ local function recordReply(code, now, record)
   }
   if record.resolution then
     local entry = { cmsgpack.unpack(record.resolution) }
-    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+    for index = 1, 11 do reply[#reply + 1] = entry[index] end
+    -- `forced` (absent from entries written before it existed).
+    reply[#reply + 1] = entry[12] or false
   end
   return reply
 end
