@@ -131,6 +131,7 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     )
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
+    .option('--force', 'settle even a record whose holder still runs (its lease is live); needs --reason')
     .action((key: string, flags: SettleFlags) => {
       checkSettleInput(key, flags, 'resolve');
       return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))();
@@ -143,6 +144,7 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--reason <text>', 'why, in your words')
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
+    .option('--force', 'settle even a record whose holder still runs (its lease is live); needs --reason')
     .action((key: string, flags: SettleFlags) => {
       checkSettleInput(key, flags, 'release');
       return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))();

@@ -1,0 +1,164 @@
+// Issue #27 through the CLI as a real process, on the shared Redis and PostgreSQL: a record whose
+// holder still runs (its caller was answered at its timeout, its lease is renewed) is shown as
+// running and refused to `resolve`/`release` (exit 4) unless `--force --reason`, which the history
+// keeps; a record whose holder is gone (lease expired, still in_progress) is settled on the holder
+// `inspect` showed.
+import {
+  Guard,
+  Idempotency,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  IndeterminateOutcomeError,
+} from '@toolfence/core';
+import { PostgresStore } from '@toolfence/stores/postgres';
+import { RedisStore } from '@toolfence/stores/redis';
+import { expect, it } from 'vitest';
+import {
+  createPool,
+  databaseUrl,
+  dropSchema,
+  requirePostgres,
+  uniqueSchemaName,
+} from '../support/postgres.js';
+import { connectRedis, deletePrefix, randomPrefix, redisUrl } from '../support/redis.js';
+import { runCli } from './run-cli.js';
+
+const DAY_MS = 86_400_000;
+
+async function liveAndGoneHolders(store: IdempotencyStore, storeArgs: readonly string[]): Promise<void> {
+  const tenant = `acme-${Math.random().toString(16).slice(2, 10)}`;
+  const guard = new Guard({ store, tenant });
+  const cli = (args: readonly string[]) => runCli([...storeArgs, '--tenant', tenant, ...args]);
+  const policy = { kind: Idempotency.EFFECTFUL, timeoutMs: 100, leaseMs: 2000, heartbeatMs: 500 };
+  let finish!: () => void;
+  const provider = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const stopped = await guard
+    .run({ tool: 'refund_order', arguments: { orderId: 'A-1' }, runId: 'run-1', policy }, async () => {
+      await provider; // the provider has not answered yet
+      return 'refunded';
+    })
+    .catch((error: unknown) => error);
+  expect(IndeterminateOutcomeError.isInstance(stopped)).toBe(true);
+  const key = (stopped as IndeterminateOutcomeError).key;
+  const running = (await store.get({ tenant, key })) as IdempotencyRecord;
+  expect(running).toMatchObject({ state: 'in_progress' });
+
+  try {
+    const listed = await cli(['list', '--state', 'in_progress']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(`still running on ${running.owner} since `);
+    expect(listed.stdout).toContain(', lease live until ');
+    const inspected = await cli(['inspect', key]);
+    expect(inspected.stdout).toMatch(/running {3}still running on .* not settleable while it runs/);
+    const inspectedJson = await cli(['inspect', key, '--json']);
+    expect(inspectedJson.json[0]).toMatchObject({ holderAlive: true });
+
+    for (const args of [
+      ['release', key],
+      ['resolve', key, '--outcome', '"refunded"'],
+    ]) {
+      const refused = await cli([...args, '--reason', 'nothing in the ledger']);
+      expect(refused.code, `${args[0]}: ${refused.stderr}`).toBe(4);
+      expect(refused.stderr).toContain(`still running on ${running.owner}`);
+      expect(refused.stderr).toContain('nothing was settled');
+    }
+    const json = await cli(['release', key, '--json']);
+    expect(json.code).toBe(4);
+    expect(json.json[0]).toMatchObject({
+      status: 'holder_alive',
+      holder: { fence: 1, owner: running.owner },
+    });
+    const noReason = await cli(['release', key, '--force']);
+    expect(noReason.code, noReason.stderr).toBe(2);
+    expect(noReason.stderr).toContain('--force needs --reason');
+    expect(await guard.resolutions(key)).toEqual([]);
+    expect((await store.get({ tenant, key }))?.state).toBe('in_progress');
+
+    const forced = await cli([
+      'release',
+      key,
+      '--force',
+      '--reason',
+      'worker wedged, provider checked',
+      '--by',
+      'ana',
+    ]);
+    expect(forced.code, forced.stderr).toBe(0);
+    const history = await cli(['inspect', key]);
+    expect(history.stdout).toContain(
+      'released (was in_progress, attempt 1, FORCED over a live holder) by ana: worker wedged, provider checked',
+    );
+    expect(await guard.resolutions(key)).toMatchObject([{ fromState: 'in_progress', forced: true }]);
+  } finally {
+    finish();
+  }
+
+  // A holder that is gone: its lease expired, nobody claimed again (the worker was killed).
+  const ref = { tenant, key: 'e'.repeat(64) };
+  const owner = 'killed-worker:1';
+  const claim = await store.claim(ref, {
+    tool: 'refund_order',
+    fingerprint: 'f'.repeat(64),
+    owner,
+    leaseMs: 100,
+    retentionMs: DAY_MS,
+    mode: 'at-most-once',
+    maxAttempts: 1,
+    checkFingerprint: false,
+  });
+  expect(claim.status).toBe('acquired');
+  const deadline = Date.now() + 10_000;
+  let gone = await cli(['list']);
+  while (!gone.stdout.includes('lease_expired') && Date.now() < deadline) gone = await cli(['list']);
+  expect(gone.stdout).toContain(`holder ${owner} gone: lease expired`);
+  const inspectedGone = await cli(['inspect', ref.key]);
+  expect(inspectedGone.stdout).toContain('running   no: holder gone');
+  const settled = await cli([
+    'resolve',
+    ref.key,
+    '--outcome',
+    '"refunded R-9"',
+    '--fence',
+    '1',
+    '--owner',
+    owner,
+    '--reason',
+    'R-9 in the ledger',
+  ]);
+  expect(settled.code, settled.stderr).toBe(0);
+  expect(await store.get(ref)).toMatchObject({ state: 'completed', outcome: '"refunded R-9"' });
+  expect(await guard.resolutions(ref.key)).toMatchObject([
+    { fromState: 'in_progress', reason: 'R-9 in the ledger' },
+  ]);
+  await store.forget({ tenant });
+}
+
+it('a live holder is refused (exit 4) unless forced; a gone holder is settled (Redis)', async () => {
+  const prefix = randomPrefix('cli-live');
+  const client = await connectRedis();
+  const store = new RedisStore({ client, prefix });
+  try {
+    await liveAndGoneHolders(store, ['--store', redisUrl, '--prefix', prefix]);
+  } finally {
+    await store.close();
+    await deletePrefix(client, prefix);
+    client.disconnect();
+  }
+}, 120_000);
+
+it('a live holder is refused (exit 4) unless forced; a gone holder is settled (PostgreSQL)', async () => {
+  await requirePostgres();
+  const schema = uniqueSchemaName('cli_live');
+  const pool = createPool({ max: 2 });
+  const store = new PostgresStore({ pool, schema });
+  try {
+    await store.ensureSchema();
+    await liveAndGoneHolders(store, ['--store', databaseUrl, '--schema', schema]);
+  } finally {
+    await store.close();
+    await pool.end();
+    await dropSchema(schema);
+  }
+}, 120_000);
