@@ -132,6 +132,24 @@ async function liveAndGoneHolders(store: IdempotencyStore, storeArgs: readonly s
   expect(await guard.resolutions(ref.key)).toMatchObject([
     { fromState: 'in_progress', reason: 'R-9 in the ledger' },
   ]);
+
+  // Item 4: a resolution keeps the retention the call was claimed with, and says which.
+  const weekMs = 7 * DAY_MS;
+  const week = { kind: Idempotency.EFFECTFUL, retentionMs: weekMs };
+  const weekKey = await guard
+    .run({ tool: 'refund_order', arguments: { orderId: 'A-7' }, runId: 'run-7', policy: week }, () =>
+      Promise.reject(new Error('socket hang up')),
+    )
+    .catch((error: IndeterminateOutcomeError) => error.key);
+  const inspectedWeek = await cli(['inspect', weekKey]);
+  expect(inspectedWeek.stdout).toContain(
+    "retention 7d (the call's: a resolve or release keeps the record that long",
+  );
+  const resolvedWeek = await cli(['resolve', weekKey, '--outcome', '"refunded"', '--by', 'ana']);
+  expect(resolvedWeek.code, resolvedWeek.stderr).toBe(0);
+  expect(resolvedWeek.stdout).toContain('kept 7d (the retention the call was claimed with)');
+  const settledWeek = (await store.get({ tenant, key: weekKey })) as IdempotencyRecord;
+  expect(settledWeek.expiresAtMs - (settledWeek.updatedAtMs ?? 0)).toBe(weekMs);
   await store.forget({ tenant });
 }
 

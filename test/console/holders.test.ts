@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { createConsoleHandler } from '@toolfence/console';
-import { Guard, type IdempotencyRecord } from '@toolfence/core';
+import { Guard, Idempotency, type IdempotencyRecord } from '@toolfence/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type OpenedStore, openStore, type StoreName } from './stores.js';
 import {
@@ -16,6 +16,7 @@ import {
   formFields,
   listen,
   recordPath,
+  stopCall,
 } from './support.js';
 
 const BASE = '/ops';
@@ -28,9 +29,10 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
     let opened: OpenedStore;
     let server: ReturnType<typeof createServer>;
     let origin: string;
+    let guard: Guard;
     beforeAll(async () => {
       opened = await openStore(name);
-      const guard = new Guard({ store: opened.store, tenant: 'tenant-a' });
+      guard = new Guard({ store: opened.store, tenant: 'tenant-a' });
       const handler = createConsoleHandler({
         store: opened.store,
         guard,
@@ -121,6 +123,38 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
       });
       const page = await alice.get(recordPath(BASE, 'tenant-a', ref.key));
       expect(page.text).toContain('In progress, attempt 1 · fence 1');
+    });
+
+    it('"It happened" keeps the record for the retention the call was claimed with, and says so (item 4)', async () => {
+      const weekMs = 7 * DAY_MS;
+      const call = {
+        tool: 'refund',
+        tenant: 'tenant-a',
+        runId: `run-week-${name}`,
+        arguments: { order: 'A-7' },
+      };
+      const key = await stopCall(guard, call, 'socket hang up', {
+        kind: Idempotency.EFFECTFUL,
+        retentionMs: weekMs,
+      });
+      const alice = new ConsoleClient(origin, 'alice');
+      const page = await alice.get(recordPath(BASE, 'tenant-a', key));
+      expect(page.text).toContain('7 d after it settles (the call’s; a decision here keeps it)');
+      const confirm = await alice.post(`${BASE}/confirm`, {
+        ...formFields(page.text, '/confirm'),
+        action: 'complete',
+        outcome: '{"refundId":"re_7"}',
+        reason: 're_7 in the ledger',
+      });
+      expect(confirm.text).toContain(
+        'Kept for 7 d after this decision: the retention this call was claimed with.',
+      );
+      const done = await alice.post(`${BASE}/resolve`, formFields(confirm.text, '/resolve'));
+      expect(done.status).toBe(303);
+      const settled = (await opened.store.get({ tenant: 'tenant-a', key })) as IdempotencyRecord;
+      expect(settled.state).toBe('completed');
+      // Not the guard's default day: a run resumed on day 2 still replays the operator's outcome.
+      expect(settled.expiresAtMs - (settled.updatedAtMs ?? 0)).toBe(weekMs);
     });
   },
 );

@@ -300,6 +300,41 @@ export function describeGuarantee(
       expect(charges).toBe(1);
     });
 
+    it("EFFECTFUL: an operator's decision keeps the retention the call was claimed with (issue #27, item 4)", async () => {
+      const t = tenant();
+      const events: GuardEvent[] = [];
+      const store = storeOf();
+      const guard = new Guard({ store, tenant: t, onEvent: (event) => events.push(event) });
+      const weekMs = 7 * 86_400_000;
+      const policy = { kind: Idempotency.EFFECTFUL, retentionMs: weekMs };
+      const stopped = await rejection(
+        guard.run(refund(t, policy), () => Promise.reject(new Error('socket hang up'))),
+      );
+      const key = (stopped as IndeterminateOutcomeError).key;
+      expect((await guard.inspect(key))?.retentionMs).toBe(weekMs);
+      // "It happened", as the console and the CLI send it: no retention of the operator's own.
+      expect(await guard.resolve(key, { outcome: 'refunded' }, { by: 'oncall' })).toEqual({
+        status: 'resolved',
+      });
+      const settled = await guard.inspect(key);
+      // Kept a week from the resolution, not the guard's default day (a run resumed on day 2 replays).
+      expect((settled?.expiresAtMs ?? 0) - (settled?.updatedAtMs ?? 0)).toBe(weekMs);
+      expect(events.find((event) => event.type === 'tool.resolved')?.resolution).toMatchObject({
+        retentionMs: weekMs,
+        retentionFrom: 'call',
+      });
+      // An operator may still choose another.
+      const other = await rejection(
+        guard.run(refund(t, policy, { arguments: { orderId: 'A-101' } }), () =>
+          Promise.reject(new Error('reset')),
+        ),
+      );
+      const otherKey = (other as IndeterminateOutcomeError).key;
+      await guard.resolve(otherKey, { outcome: 'refunded' }, { retentionMs: 3_600_000 });
+      const shorter = await guard.inspect(otherKey);
+      expect((shorter?.expiresAtMs ?? 0) - (shorter?.updatedAtMs ?? 0)).toBe(3_600_000);
+    });
+
     for (const kind of [Idempotency.EFFECTFUL, Idempotency.IDEMPOTENT] as const) {
       it(`${kind}: a claim reply that arrives after the lease does not enter the body; the call answers from the store`, async () => {
         const t = tenant();

@@ -127,7 +127,7 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--reason <text>', 'why, in your words')
     .option(
       '--retention <duration>',
-      'how long the outcome is kept, with a unit: 30m, 12h, 7d (default 1d); the call may run again after it',
+      "how long the outcome is kept, with a unit: 30m, 12h, 7d (default: the retention the call was claimed with, inspect's retention line); the call may run again after it",
     )
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')

@@ -140,6 +140,11 @@ export function inspectLines(
       `updated   ${iso(record.updatedAtMs)}`,
       `lease     ${iso(record.leaseExpiresAtMs)}`,
       `expires   ${iso(record.expiresAtMs)}`,
+      ...(record.retentionMs === undefined
+        ? []
+        : [
+            `retention ${formatAge(record.retentionMs)} (the call's: a resolve or release keeps the record that long unless --retention says otherwise)`,
+          ]),
     );
     if (record.error !== undefined)
       lines.push(`error     ${text(record.error.type)}: ${text(record.error.message)}`);

@@ -10,7 +10,7 @@ import {
   type ResolveResult,
 } from '@toolfence/core';
 import type { CommandContext } from './context.js';
-import { parseDuration } from './durations.js';
+import { formatAge, parseDuration } from './durations.js';
 import { visible } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { checkKeyArgument, findKey } from './key-lookup.js';
@@ -158,7 +158,9 @@ export async function settleCommand(
   } else if (result.status === 'resolved') {
     const what =
       action === 'resolve' ? 'completed with the given outcome' : 'released: the call may run again';
-    context.output.out(`${shownKey}: ${what} (by ${visible(by ?? 'unknown')}; event tool.resolved)`);
+    context.output.out(
+      `${shownKey}: ${what} (by ${visible(by ?? 'unknown')}; ${keptFor(event?.resolution)}; event tool.resolved)`,
+    );
   } else if (result.status === 'not_found') {
     context.output.err(
       `${shownKey}: no record in tenant ${JSON.stringify(context.tenant)} of ${context.place.store} ${context.place.namespace} (released, forgotten or past retention?)`,
@@ -176,6 +178,18 @@ export async function settleCommand(
     );
   }
   return result.status === 'resolved' ? ExitCode.done : ExitCode.notFound;
+}
+
+/** "kept 7d (the call's retention)": how long the resolution keeps the record, and whose choice. */
+function keptFor(resolution: { retentionMs?: number; retentionFrom?: string } | undefined): string {
+  if (resolution?.retentionMs === undefined) return 'kept for the default retention';
+  const whose =
+    resolution.retentionFrom === 'operator'
+      ? '--retention'
+      : resolution.retentionFrom === 'call'
+        ? 'the retention the call was claimed with'
+        : "the guard's default: the store does not report the call's";
+  return `kept ${formatAge(resolution.retentionMs)} (${whose})`;
 }
 
 /** The answer to a refused decision about a live holder: what runs, until when, and what to do. */

@@ -594,8 +594,7 @@ function leaseExpired(attempt: number): RecordedError {
 }
 
 function view(row: Row): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = row;
-  return visible;
+  return { ...row };
 }
 
 function callInfo(options: ClaimOptions): Partial<Pick<Row, 'runId' | 'callId' | 'description'>> {

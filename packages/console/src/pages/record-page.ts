@@ -1,7 +1,7 @@
 // A record's detail: what the call was (never its arguments), why it stopped, what an operator
 // may do with it, and who settled it before.
 import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
-import { formatTime, stateLabel } from '../format.js';
+import { formatDuration, formatTime, stateLabel } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import type { OutcomeExample } from '../outcome-shape.js';
 import { type PageFrame, page } from './layout.js';
@@ -60,6 +60,7 @@ ${row('Claimed', formatTime(record.claimedAtMs))}
 ${row('In this state since', formatTime(record.updatedAtMs))}
 ${record.state === 'in_progress' ? row('Lease until', formatTime(record.leaseExpiresAtMs)) : ''}
 ${row('Kept until', formatTime(record.expiresAtMs))}
+${record.retentionMs === undefined ? '' : row('Retention', `${formatDuration(record.retentionMs)} after it settles (the call’s; a decision here keeps it)`)}
 ${row('Idempotency key', record.key, true)}
 </dl>`;
 }

@@ -35,7 +35,12 @@ export type OperatorResolution =
 export interface ResolveOptions {
   /** The record's tenant. Default: the guard's. */
   readonly tenant?: string;
-  /** How long the settled record (and the resolution entry) is kept. Default: the guard's retention. */
+  /**
+   * How long the settled record (and the resolution entry) is kept, in ms. Default: the retention
+   * the call was claimed with (`record.retentionMs`, its policy's), else the guard's default
+   * retention for a store that does not report it (issue #27: "it happened" kept for the guard's
+   * 1 day instead of the policy's 7 let a run resumed on day 2 run the call again).
+   */
   readonly retentionMs?: number;
   /** Who resolved it (a user id, an email), at most `MAX_NAME_LENGTH` code units. */
   readonly by?: string;
@@ -110,6 +115,9 @@ function holderOf(holder: Holder): Holder {
  * decision itself is the store's one atomic step; what the read already tells (no record, another
  * holder, a completed record) is answered without writing. Whether an `in_progress` holder's lease
  * is live is the store's to judge, on its clock, in that step.
+ * The retention: `retention.givenMs` when the operator gave one, else the record's own
+ * (`retentionMs`, the one its call was claimed with), else `retention.fallbackMs`; `onRetention`
+ * hears which was used before the write.
  * @throws HolderAliveError the holder's lease is live and the resolution was not forced (nothing changed)
  * @throws StoreUnavailableError, StoreInputError
  */
@@ -117,16 +125,17 @@ export async function resolveRecord(
   runtime: GuardRuntime,
   ref: RecordRef,
   resolution: Resolution,
-  retentionMs: number,
+  retention: RetentionChoice,
 ): Promise<ResolveResult> {
-  checkRetentionMs(retentionMs);
+  if (retention.givenMs !== undefined) checkRetentionMs(retention.givenMs);
   const before: IdempotencyRecord | null = await runtime.storeCall('get', () => runtime.store.get(ref));
   if (before === null) return { status: 'not_found' };
+  const kept = keptRetention(before, retention);
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
   if (before.state === 'completed') return { status: 'not_resolvable', record: before };
   const result = await runtime.storeCall('resolve', () =>
-    runtime.store.resolve(ref, { ...resolution, expect }, retentionMs),
+    runtime.store.resolve(ref, { ...resolution, expect }, kept.retentionMs),
   );
   if (result.status === 'holder_alive') {
     const { record } = result;
@@ -144,12 +153,37 @@ export async function resolveRecord(
     runtime.emitOperator('tool.resolved', ref, before, {
       resolution: {
         action: 'outcome' in resolution ? 'completed' : 'released',
+        retentionMs: kept.retentionMs,
+        retentionFrom: kept.from,
+        ...(resolution.force === true ? { forced: true } : {}),
         ...(resolution.by === undefined ? {} : { by: resolution.by }),
         ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
       },
     });
   }
   return result;
+}
+
+/** Where the retention of a resolution comes from: the operator, the call's claim, or the guard. */
+export interface RetentionChoice {
+  /** The operator's own (`ResolveOptions.retentionMs`). */
+  readonly givenMs: number | undefined;
+  /** The guard's default, for a record whose store does not report the call's retention. */
+  readonly fallbackMs: number;
+}
+
+/** The retention a resolution keeps the record for, and whose it is. */
+export function keptRetention(
+  record: Pick<IdempotencyRecord, 'retentionMs'>,
+  retention: RetentionChoice,
+): { readonly retentionMs: number; readonly from: 'operator' | 'call' | 'guard' } {
+  if (retention.givenMs !== undefined) return { retentionMs: retention.givenMs, from: 'operator' };
+  const claimed = record.retentionMs;
+  // A store's value is only trusted when it is one a store could have been given.
+  if (typeof claimed === 'number' && Number.isSafeInteger(claimed) && claimed > 0) {
+    return { retentionMs: claimed, from: 'call' };
+  }
+  return { retentionMs: retention.fallbackMs, from: 'guard' };
 }
 
 /** @throws StoreConfigurationError when the store has no `list`; StoreInputError; StoreUnavailableError */

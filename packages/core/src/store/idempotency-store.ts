@@ -42,6 +42,13 @@ export interface IdempotencyRecord {
   readonly leaseExpiresAtMs: number;
   /** Retention deadline (epoch ms, store clock): the record is gone after it. */
   readonly expiresAtMs: number;
+  /**
+   * The retention window (ms) the call was claimed with (`ClaimOptions.retentionMs`): how long
+   * the record is kept once it settles. An operator's resolution keeps it unless the operator
+   * gives another (issue #27). Reported by `get` and `claim` on every store of this repository;
+   * optional for stores written before it.
+   */
+  readonly retentionMs?: number;
   /** The recorded outcome, as encoded by the guard's codec. Present when `completed`. */
   readonly outcome?: string;
   /** Why the outcome is unknown (`indeterminate`) or the call was given up (`abandoned`). */

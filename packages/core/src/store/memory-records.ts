@@ -52,6 +52,7 @@ export function snapshot(record: MutableRecord): IdempotencyRecord {
     owner: record.owner,
     leaseExpiresAtMs: record.leaseExpiresAtMs,
     expiresAtMs: record.expiresAtMs,
+    retentionMs: record.retentionMs,
   };
   copyOptional(record, visible);
   return visible;
@@ -69,6 +70,7 @@ type CopiedField =
   | 'owner'
   | 'leaseExpiresAtMs'
   | 'expiresAtMs'
+  | 'retentionMs'
   | 'outcome'
   | 'error'
   | 'runId'

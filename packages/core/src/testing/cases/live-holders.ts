@@ -2,10 +2,12 @@
 // may still take effect, so an operator's resolve is `holder_alive` unless forced with a reason
 // (kept in the entry, `forced: true`); a holder whose lease expired is gone, and its record is
 // settleable on the holder the operator read (`expect`), in the same atomic step as the lease check.
+// And every record reports the retention its call was claimed with, which an operator's
+// resolution keeps unless the operator gives another (the guard passes it).
 import { StoreInputError } from '../../errors/store-input-error.js';
 import { equal, fields, ok, rejects, same, show } from '../check.js';
 import { type CaseDefinition, DAY_MS, defineCase, sleep } from './case-context.js';
-import { resolutionsOf } from './operator-support.js';
+import { listOf, resolutionsOf } from './operator-support.js';
 import { raceTimeoutMs } from './race-support.js';
 
 export const liveHolderCases: readonly CaseDefinition[] = [
@@ -113,6 +115,32 @@ export const liveHolderCases: readonly CaseDefinition[] = [
       equal((await c.store.claim(other, c.options())).status, 'completed', 'a later claim replays');
     },
   ),
+
+  defineCase('get and claim report the retention the call was claimed with (retentionMs)', async (c) => {
+    const ref = c.ref();
+    const retentionMs = 7 * DAY_MS;
+    const { holder } = await c.acquire(ref, { retentionMs, mode: 'at-most-once' });
+    fields(await c.store.get(ref), { state: 'in_progress', retentionMs }, 'in progress');
+    await c.store.markIndeterminate(ref, holder, { type: 'Timeout', message: 't' }, retentionMs);
+    fields(await c.store.get(ref), { state: 'indeterminate', retentionMs }, 'indeterminate');
+    const claim = await c.store.claim(ref, c.options({ retentionMs, mode: 'at-most-once' }));
+    if (claim.status !== 'indeterminate') throw new Error(`expected indeterminate, got ${show(claim)}`);
+    equal(claim.record.retentionMs, retentionMs, "the claim's record");
+    const page = await listOf(c.store)({ tenant: ref.tenant, states: ['indeterminate'], limit: 10 });
+    equal(page.records.find((record) => record.key === ref.key)?.retentionMs, retentionMs, 'listed');
+    const before = await c.store.get(ref);
+    same(
+      await c.store.resolve(ref, { outcome: '"paid"', expect: holder }, retentionMs),
+      { status: 'resolved' },
+      'resolve',
+    );
+    const after = await c.store.get(ref);
+    fields(after, { state: 'completed', retentionMs }, 'resolved');
+    ok(
+      (after?.expiresAtMs ?? 0) - (before?.updatedAtMs ?? 0) >= retentionMs - 60_000,
+      `kept for the retention given (${show(after)})`,
+    );
+  }),
 
   defineCase(
     'race: an operator settles an expired in_progress record while a claimer takes it over: exactly one wins',

@@ -166,7 +166,8 @@ end
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
 -- Then runId, callId, description, claimedAtMs, updatedAtMs (each false when absent) and, for a
--- record an operator resolved, the 12 fields of its resolution entry (as resolve-1.lua packs them).
+-- record an operator resolved, the 12 fields of its resolution entry (as resolve-1.lua packs them),
+-- and last retentionMs.
 local function recordReply(code, now, record)
   local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
@@ -181,6 +182,8 @@ local function recordReply(code, now, record)
     -- `forced` (absent from entries written before it existed).
     reply[#reply + 1] = entry[12] or false
   end
+  -- Last: the retention the call was claimed with (an operator's resolution keeps it).
+  reply[#reply + 1] = record.retentionMs
   return reply
 end
 
