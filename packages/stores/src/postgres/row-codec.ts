@@ -37,7 +37,9 @@ export function toRecord(row: Row): IdempotencyRecord {
     leaseExpiresAtMs: Number(row.lease_expires_at_ms),
     expiresAtMs: Number(row.expires_at_ms),
     // The statements that answer with a whole record (get, claim, resolve, holder answers) carry it.
-    ...(row.retention_ms === undefined || row.retention_ms === null ? {} : { retentionMs: Number(row.retention_ms) }),
+    ...(row.retention_ms === undefined || row.retention_ms === null
+      ? {}
+      : { retentionMs: Number(row.retention_ms) }),
   };
   const outcome = readOutcome(row);
   if (outcome !== undefined) record.outcome = outcome;
