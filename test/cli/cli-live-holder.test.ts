@@ -150,6 +150,37 @@ async function liveAndGoneHolders(store: IdempotencyStore, storeArgs: readonly s
   expect(resolvedWeek.stdout).toContain('kept 7d (the retention the call was claimed with)');
   const settledWeek = (await store.get({ tenant, key: weekKey })) as IdempotencyRecord;
   expect(settledWeek.expiresAtMs - (settledWeek.updatedAtMs ?? 0)).toBe(weekMs);
+
+  // Item 5: an outcome the application's codec could not read is refused before anything is written.
+  const appGuard = new Guard({
+    store,
+    tenant,
+    codec: {
+      name: 'superjson',
+      encode: (value) => `sj:${JSON.stringify(value)}`,
+      decode: (text) => JSON.parse(text.slice(3)),
+    },
+  });
+  const codecKey = await appGuard
+    .run(
+      {
+        tool: 'refund_order',
+        arguments: { orderId: 'A-8' },
+        runId: 'run-8',
+        policy: { kind: Idempotency.EFFECTFUL },
+      },
+      () => Promise.reject(new Error('socket hang up')),
+    )
+    .catch((error: IndeterminateOutcomeError) => error.key);
+  const before = await store.get({ tenant, key: codecKey });
+  const wrongCodec = await cli(['resolve', codecKey, '--outcome', '"refunded"']);
+  expect(wrongCodec.code, wrongCodec.stderr).toBe(2);
+  expect(wrongCodec.stderr).toContain('the record was written with the codec "superjson"');
+  expect(wrongCodec.stderr).toContain("Resolve it with the application's own Guard");
+  expect(await store.get({ tenant, key: codecKey })).toEqual(before);
+  // A release needs no codec.
+  const releasedCodec = await cli(['release', codecKey, '--reason', 'not in the ledger']);
+  expect(releasedCodec.code, releasedCodec.stderr).toBe(0);
   await store.forget({ tenant });
 }
 

@@ -335,6 +335,35 @@ export function describeGuarantee(
       expect((shorter?.expiresAtMs ?? 0) - (shorter?.updatedAtMs ?? 0)).toBe(3_600_000);
     });
 
+    it("EFFECTFUL: an operator's outcome is written only with the codec that wrote the record (issue #27, item 5)", async () => {
+      const t = tenant();
+      const store = storeOf();
+      // The application's codec: its outcomes are not JSON (a prefix stands for superjson, encryption).
+      const appCodec = {
+        name: 'prefixed-json',
+        encode: (value: unknown) => `v1:${JSON.stringify(value)}`,
+        decode: (text: string) => JSON.parse(text.slice(3)) as unknown,
+      };
+      const app = new Guard({ store, tenant: t, codec: appCodec });
+      const policy = { kind: Idempotency.EFFECTFUL };
+      const stopped = await rejection(
+        app.run(refund(t, policy), () => Promise.reject(new Error('socket hang up'))),
+      );
+      const key = (stopped as IndeterminateOutcomeError).key;
+      expect((await app.inspect(key))?.codec).toBe('prefixed-json');
+      // An operator tool on the default JSON codec (the CLI's Guard) refuses before writing.
+      const operatorTool = new Guard({ store, tenant: t });
+      const refused = await rejection(operatorTool.resolve(key, { outcome: 'refunded' }));
+      expect(OutcomeEncodingError.isInstance(refused)).toBe(true);
+      expect((refused as Error).message).toContain('the record was written with the codec "prefixed-json"');
+      expect((refused as Error).message).toContain("the application's own Guard");
+      expect(await app.inspect(key)).toMatchObject({ state: 'indeterminate' });
+      expect(await operatorTool.resolutions(key)).toEqual([]);
+      // The application's own Guard resolves it; the replay decodes it.
+      expect(await app.resolve(key, { outcome: 'refunded' })).toEqual({ status: 'resolved' });
+      expect(await app.run(refund(t, policy), () => 'must not run')).toBe('refunded');
+    });
+
     for (const kind of [Idempotency.EFFECTFUL, Idempotency.IDEMPOTENT] as const) {
       it(`${kind}: a claim reply that arrives after the lease does not enter the body; the call answers from the store`, async () => {
         const t = tenant();

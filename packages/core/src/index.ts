@@ -1,6 +1,11 @@
 // The public API of @toolfence/core. Named exports only; everything else is internal.
 
-export { jsonOutcomeCodec, type OutcomeCodec } from './codec/outcome-codec.js';
+export {
+  JSON_CODEC_NAME,
+  jsonOutcomeCodec,
+  type OutcomeCodec,
+  UNNAMED_CODEC,
+} from './codec/outcome-codec.js';
 export { CanonicalizationError } from './errors/canonicalization-error.js';
 export { ExecutionAbandonedError } from './errors/execution-abandoned-error.js';
 export {

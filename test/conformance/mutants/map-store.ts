@@ -207,6 +207,7 @@ export class MapStore implements IdempotencyStore {
         expiresAtMs: this.#expiry(deadlineNow + options.leaseMs + options.retentionMs),
         retentionMs: options.retentionMs,
         ...callInfo(options),
+        ...(options.codec === undefined ? {} : { codec: options.codec }),
         claimedAtMs: now,
         updatedAtMs: now,
       };

@@ -63,7 +63,7 @@ export async function claimLoop<T>(
   for (;;) {
     call.signal?.throwIfAborted();
     const owner = runtime.nextOwner();
-    const options = claimOptionsOf(state, owner);
+    const options = claimOptionsOf(state, owner, runtime.codecName);
     let sent: SentClaim;
     try {
       // The first try awaited here, not in a helper: one async function fewer per call.
@@ -112,7 +112,7 @@ export async function claimLoop<T>(
   }
 }
 
-function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
+function claimOptionsOf(state: CallState, owner: string, codec: string): ClaimOptions {
   const { call, policy } = state;
   const options: { -readonly [K in keyof ClaimOptions]: ClaimOptions[K] } = {
     tool: call.tool,
@@ -130,6 +130,7 @@ function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
   if (isRecordableId(state.runId)) options.runId = state.runId;
   if (isRecordableId(call.callId)) options.callId = call.callId;
   if (state.description !== undefined) options.description = state.description;
+  options.codec = codec;
   return options;
 }
 

@@ -1,6 +1,7 @@
 // The guard's operator side: settle a record with an audit (who, why) and a `tool.resolved`
 // event, list records by state, read a key's resolution history. Guard methods delegate here.
 import { HolderAliveError } from '../errors/holder-alive-error.js';
+import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
 import type {
   Holder,
@@ -134,6 +135,7 @@ export async function resolveRecord(
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
   if (before.state === 'completed') return { status: 'not_resolvable', record: before };
+  if ('outcome' in resolution) checkCodec(runtime, before);
   const result = await runtime.storeCall('resolve', () =>
     runtime.store.resolve(ref, { ...resolution, expect }, kept.retentionMs),
   );
@@ -162,6 +164,27 @@ export async function resolveRecord(
     });
   }
   return result;
+}
+
+/**
+ * An outcome is written only with the codec that wrote the record's life (issue #27): a guard on
+ * another codec (the CLI's JSON, a console given no guard) would leave an outcome the application
+ * cannot read, an `OutcomeEncodingError` on every replay for the whole retention. Records of
+ * stores or guards that say nothing about their codec are taken as they were.
+ * @throws OutcomeEncodingError nothing written
+ */
+function checkCodec(runtime: GuardRuntime, record: IdempotencyRecord): void {
+  const recorded = record.codec;
+  if (recorded === undefined || recorded === runtime.codecName) return;
+  throw new OutcomeEncodingError(
+    'encode',
+    `the record was written with the codec "${recorded}" and this guard encodes with "${runtime.codecName}": ` +
+      'the application could not read this outcome, so nothing was written. Resolve it with the ' +
+      `application's own Guard (guard.resolve(key, { outcome }), which encodes with "${recorded}"), or in the ` +
+      "console mounted in the application (createConsoleHandler({ guard }) with the application's guard). " +
+      'A release (the call did not happen) needs no codec.',
+    { tool: record.tool },
+  );
 }
 
 /** Where the retention of a resolution comes from: the operator, the call's claim, or the guard. */

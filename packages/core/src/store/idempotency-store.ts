@@ -49,6 +49,14 @@ export interface IdempotencyRecord {
    * optional for stores written before it.
    */
   readonly retentionMs?: number;
+  /**
+   * The name of the codec of the guard whose claim created this life of the record (`json` for
+   * the default): outcomes of it, the call's own and an operator's, must be encoded with it. An
+   * operator tool that encodes otherwise refuses before writing (issue #27). A guard whose codec
+   * has no name records `custom` (`OutcomeCodec.name`); absent on records written before it
+   * existed, or by a store that does not keep it.
+   */
+  readonly codec?: string;
   /** The recorded outcome, as encoded by the guard's codec. Present when `completed`. */
   readonly outcome?: string;
   /** Why the outcome is unknown (`indeterminate`) or the call was given up (`abandoned`). */
@@ -126,6 +134,8 @@ export interface ClaimOptions {
   readonly callId?: string;
   /** The policy's human description of the call; recorded for operators (see `IdempotencyRecord`). */
   readonly description?: string;
+  /** The name of the guard's codec (`OutcomeCodec.name`); recorded for operators (see `IdempotencyRecord.codec`). */
+  readonly codec?: string;
   /**
    * When true, a record with another tool or another fingerprint is a `conflict`, reported before
    * any other state (business keys and `'call'` keys). When false only the tool is checked.

@@ -71,6 +71,7 @@ type CopiedField =
   | 'leaseExpiresAtMs'
   | 'expiresAtMs'
   | 'retentionMs'
+  | 'codec'
   | 'outcome'
   | 'error'
   | 'runId'
@@ -91,6 +92,7 @@ function copyOptional(from: MutableRecord, to: VisibleRecord): void {
   if (from.claimedAtMs !== undefined) to.claimedAtMs = from.claimedAtMs;
   if (from.updatedAtMs !== undefined) to.updatedAtMs = from.updatedAtMs;
   if (from.resolution !== undefined) to.resolution = from.resolution;
+  if (from.codec !== undefined) to.codec = from.codec;
 }
 
 /** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
@@ -115,6 +117,7 @@ export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): M
     claimedAtMs: now,
     updatedAtMs: now,
     resolution: undefined,
+    codec: options.codec,
     retentionMs: options.retentionMs,
   };
 }

@@ -148,6 +148,7 @@ export function checkClaimOptions(options: ClaimOptions): void {
   if (options.callId !== undefined) checkName('callId', options.callId, MAX_ID_LENGTH);
   if (options.description !== undefined)
     checkText('description', options.description, MAX_DESCRIPTION_LENGTH);
+  if (options.codec !== undefined) checkName('codec', options.codec, MAX_NAME_LENGTH);
 }
 
 /** Operator text (a description, a reason): a well-formed string without NUL, 1..maxLength code units. */

@@ -37,6 +37,7 @@ export function toRecord(row: Row): IdempotencyRecord {
     leaseExpiresAtMs: Number(row.lease_expires_at_ms),
     expiresAtMs: Number(row.expires_at_ms),
     // The statements that answer with a whole record (get, claim, resolve, holder answers) carry it.
+    ...(typeof row.codec === 'string' ? { codec: row.codec } : {}),
     ...(row.retention_ms === undefined || row.retention_ms === null
       ? {}
       : { retentionMs: Number(row.retention_ms) }),

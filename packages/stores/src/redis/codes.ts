@@ -91,10 +91,11 @@ export function replyNowMs(script: string, reply: unknown): number {
 /**
  * Decodes the record carried at reply[2..] (see `recordReply` in lua/includes/01-record.lua):
  * 13 elements, then runId, callId, description, claimedAtMs, updatedAtMs (18),
- * then a resolution entry's 12 fields when an operator resolved it, and last retentionMs (19 or 31).
+ * then a resolution entry's 12 fields when an operator resolved it, then retentionMs and the
+ * codec (20 or 32).
  */
 export function decodeRecord(script: string, ref: RecordRef, reply: Reply): IdempotencyRecord {
-  if (reply.length !== 13 && reply.length !== 19 && reply.length !== 31) {
+  if (reply.length !== 13 && reply.length !== 20 && reply.length !== 32) {
     throw new UnexpectedReplyError(script, reply);
   }
   const state = text(script, reply, 2);
@@ -133,8 +134,10 @@ function operatorFields(script: string, ref: RecordRef, reply: Reply): Partial<I
   if (description !== undefined) fields.description = description;
   if (reply[16] !== null) fields.claimedAtMs = integer(script, reply, 16);
   if (reply[17] !== null) fields.updatedAtMs = integer(script, reply, 17);
-  fields.retentionMs = integer(script, reply, reply.length - 1);
-  if (reply.length === 31) fields.resolution = decodeEntry(script, ref, reply.slice(18), reply);
+  fields.retentionMs = integer(script, reply, reply.length - 2);
+  const codec = optionalText(reply.length - 1);
+  if (codec !== undefined) fields.codec = codec;
+  if (reply.length === 32) fields.resolution = decodeEntry(script, ref, reply.slice(18), reply);
   return fields;
 }
 

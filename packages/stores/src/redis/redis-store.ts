@@ -160,6 +160,7 @@ export class RedisStore implements IdempotencyStore {
         options.callId ?? '',
         options.description ?? '',
         Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
+        options.codec ?? '', // the guard's codec, kept with a new record
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply));

@@ -18,6 +18,8 @@ export interface OperatorColumns {
   readonly claimed_at_ms: number | null;
   readonly updated_at_ms: number;
   readonly resolution: string | null;
+  /** The guard's codec of the claim that started this life (migration 0004); null before it. */
+  readonly codec: string | null;
 }
 
 /** What a claim records for operators: run_id, call_id, description (insert-record.sql order). */
@@ -46,6 +48,7 @@ export function operatorFieldsOf(row: OperatorColumns): Partial<IdempotencyRecor
   if (row.claimed_at_ms !== null) fields.claimedAtMs = row.claimed_at_ms;
   fields.updatedAtMs = row.updated_at_ms;
   if (row.resolution !== null) fields.resolution = JSON.parse(row.resolution) as ResolutionEntry;
+  if (typeof row.codec === 'string') fields.codec = row.codec;
   return fields;
 }
 

@@ -142,6 +142,27 @@ export const liveHolderCases: readonly CaseDefinition[] = [
     );
   }),
 
+  defineCase('a record says which codec wrote its life (codec), also after it settles', async (c) => {
+    const ref = c.ref();
+    const { holder } = await c.acquire(ref, { codec: 'superjson', mode: 'at-most-once' });
+    fields(await c.store.get(ref), { state: 'in_progress', codec: 'superjson' }, 'in progress');
+    await c.store.markIndeterminate(ref, holder, { type: 'Timeout', message: 't' }, DAY_MS);
+    const claim = await c.store.claim(ref, c.options({ codec: 'json', mode: 'at-most-once' }));
+    if (claim.status !== 'indeterminate') throw new Error(`expected indeterminate, got ${show(claim)}`);
+    equal(claim.record.codec, 'superjson', "the claim's record keeps the codec of the life");
+    const page = await listOf(c.store)({ tenant: ref.tenant, states: ['indeterminate'], limit: 10 });
+    equal(page.records.find((record) => record.key === ref.key)?.codec, 'superjson', 'listed');
+    same(
+      await c.store.resolve(ref, { outcome: '"x"', expect: holder }, DAY_MS),
+      { status: 'resolved' },
+      'resolve',
+    );
+    fields(await c.store.get(ref), { state: 'completed', codec: 'superjson' }, 'resolved');
+    const plain = c.ref();
+    await c.acquire(plain);
+    equal((await c.store.get(plain))?.codec, undefined, 'a claim without a codec records none');
+  }),
+
   defineCase(
     'race: an operator settles an expired in_progress record while a claimer takes it over: exactly one wins',
     async (c) => {

@@ -1,10 +1,12 @@
 -- Migration 0004: an operator may resolve a record in progress (issue #27): one whose holder's
 -- lease expired (the holder is gone), or, forced with a reason, one whose lease is live. The
 -- journal keeps `in_progress` as a from_state and says whether the resolution was forced.
--- SQLite cannot change a CHECK constraint: the journal is rebuilt under the same name, in the
+-- And each record says which codec wrote it (item 5): `codec`, kept with the claim that starts a
+-- life of the key. SQLite cannot change a CHECK constraint: the journal is rebuilt under the same name, in the
 -- migration's transaction. Placeholders as in 0002_listing.sql and 0003_resolutions_expiry.sql, and:
 --   {{resolutions_table_next}}  the rebuilt journal, before it takes the old one's name
 --   {{resolutions_table_name}}  the journal's name as RENAME TO takes it
+ALTER TABLE {{table}} ADD COLUMN codec TEXT;
 CREATE TABLE {{resolutions_table_next}} (
   tenant        TEXT    NOT NULL,
   "key"         TEXT    NOT NULL,
