@@ -2,9 +2,12 @@ import { ToolfenceError } from './toolfence-error.js';
 
 /** The live holder a {@link HolderAliveError} names, as the store's record shows it. */
 export interface LiveHolder {
+  /** The idempotency key. */
   readonly key: string;
   readonly tenant: string;
+  /** The tool of the call. */
   readonly tool: string;
+  /** Its fencing token. */
   readonly fence: number;
   /** Opaque id of the attempt still running the body. */
   readonly owner: string;
@@ -23,12 +26,18 @@ export interface LiveHolder {
  * (`force: { reason }`), which is kept in the record's resolution history.
  */
 export class HolderAliveError extends ToolfenceError {
+  /** The idempotency key of the record. */
   readonly key: string;
   readonly tenant: string;
+  /** The tool whose call is still running. */
   readonly tool: string;
+  /** The live holder's fencing token. */
   readonly fence: number;
+  /** The live holder's owner id (`--owner` in the CLI). */
   readonly owner: string;
+  /** When the live holder claimed the key (epoch ms, store clock), when the store says. */
   readonly claimedAtMs: number | undefined;
+  /** Its lease deadline (epoch ms, store clock) when the store refused. */
   readonly leaseExpiresAtMs: number;
   constructor(holder: LiveHolder) {
     const since =
