@@ -172,6 +172,7 @@ async function liveAndGoneHolders(store: IdempotencyStore, storeArgs: readonly s
       () => Promise.reject(new Error('socket hang up')),
     )
     .catch((error: IndeterminateOutcomeError) => error.key);
+  expect((await cli(['inspect', codecKey])).stdout).toContain('codec     superjson');
   const before = await store.get({ tenant, key: codecKey });
   const wrongCodec = await cli(['resolve', codecKey, '--outcome', '"refunded"']);
   expect(wrongCodec.code, wrongCodec.stderr).toBe(2);

@@ -125,6 +125,38 @@ describe.each(['memory', 'redis', 'postgres'] as StoreName[])(
       expect(page.text).toContain('In progress, attempt 1 · fence 1');
     });
 
+    it('"It happened" for a record of another codec than the console\'s guard is refused (400), nothing written (item 5)', async () => {
+      const app = new Guard({
+        store: opened.store,
+        tenant: 'tenant-a',
+        codec: {
+          name: 'superjson',
+          encode: (value) => `sj:${JSON.stringify(value)}`,
+          decode: (text) => JSON.parse(text.slice(3)),
+        },
+      });
+      const call = {
+        tool: 'refund',
+        tenant: 'tenant-a',
+        runId: `run-codec-${name}`,
+        arguments: { order: 'A-8' },
+      };
+      const key = await stopCall(app, call, 'socket hang up');
+      const alice = new ConsoleClient(origin, 'alice');
+      const page = await alice.get(recordPath(BASE, 'tenant-a', key));
+      expect(page.text).toContain('<dt>Outcome codec</dt><dd class="text mono">superjson</dd>');
+      const confirm = await alice.post(`${BASE}/confirm`, {
+        ...formFields(page.text, '/confirm'),
+        action: 'complete',
+        outcome: '{"refundId":"re_8"}',
+        reason: 're_8 in the ledger',
+      });
+      const refused = await alice.post(`${BASE}/resolve`, formFields(confirm.text, '/resolve'));
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain('the record was written with the codec &quot;superjson&quot;');
+      expect((await opened.store.get({ tenant: 'tenant-a', key }))?.state).toBe('indeterminate');
+    });
+
     it('"It happened" keeps the record for the retention the call was claimed with, and says so (item 4)', async () => {
       const weekMs = 7 * DAY_MS;
       const call = {

@@ -136,6 +136,7 @@ export function inspectLines(
       `run       ${text(record.runId)}`,
       `call      ${text(record.callId)}`,
       `describe  ${text(record.description)}`,
+      ...(record.codec === undefined ? [] : [`codec     ${text(record.codec)}`]),
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
       `lease     ${iso(record.leaseExpiresAtMs)}`,

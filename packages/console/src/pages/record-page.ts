@@ -54,6 +54,7 @@ ${row('Tenant', record.tenant)}
 ${row('Description', record.description)}
 ${row('Run', record.runId)}
 ${row('Call id', record.callId, true)}
+${record.codec === undefined ? '' : row('Outcome codec', record.codec, true)}
 ${row('Attempt', record.attempt)}
 ${row('Fence', record.fence)}
 ${row('Claimed', formatTime(record.claimedAtMs))}
