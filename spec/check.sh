@@ -34,16 +34,17 @@ SAFE="-DMAXCRASH=0 -DMAXLOST=1"
 # set (quick: in both sets / full: only in the full set) | flags
 # Longest first, so that two workers finish together.
 CHECKS="
-effectful-safety|pass|safety|full|-DMODE=1 $FULL $SAFE
-idempotent-safety|pass|safety|full|-DMODE=0 $FULL $SAFE -DMAXLOSS=0 -DMAXLATE=0
-idempotent-safety-deep|pass|safety|full|-DMODE=0 $DEEP $SAFE
+effectful-safety|pass|safety|full|-DMODE=1 $FULL $SAFE -DRESOLVE_SETTLED_ONLY
+idempotent-safety|pass|safety|full|-DMODE=0 $FULL $SAFE -DMAXLOSS=0 -DMAXLATE=0 -DRESOLVE_SETTLED_ONLY
+idempotent-safety-deep|pass|safety|full|-DMODE=0 $DEEP $SAFE -DRESOLVE_SETTLED_ONLY
+idempotent-gone-holder|pass|safety|full|-DMODE=0 $QUICK $SAFE
 effectful-safety-deep|pass|safety|full|-DMODE=1 $DEEP $SAFE
 effectful-told-per-life-no-operator|pass|safety|full|-DMODE=1 $FULL $SAFE -DTOLD_PER_LIFE -DNO_RESOLVE
 effectful-told-per-life|pass|safety|full|-DMODE=1 $QUICK $SAFE -DTOLD_PER_LIFE
 fix-notfound-idempotent|pass|safety|full|-DMODE=0 $QUICK $SAFE -DTOLD_PER_LIFE
 idempotent-liveness|pass|liveness|full|-DMODE=0 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=0 -DNO_RESOLVE
 effectful-liveness|pass|liveness|full|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1
-idempotent-safety-quick|pass|safety|quick|-DMODE=0 $QUICK $SAFE
+idempotent-safety-quick|pass|safety|quick|-DMODE=0 $QUICK $SAFE -DRESOLVE_SETTLED_ONLY
 effectful-safety-quick|pass|safety|quick|-DMODE=1 $QUICK $SAFE
 bad-reclaim-after-body|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RECLAIM_AFTER_BODY
 bad-reclaim-after-body-no-loss|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMAXLOSS=0 -DBAD_RECLAIM_AFTER_BODY
@@ -58,6 +59,7 @@ bad-fence-only|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-fence-only-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-effectful-takeover|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_EFFECTFUL_TAKEOVER
 bad-resolve-unconditional|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RESOLVE_UNCONDITIONAL
+bad-decide-while-running|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_DECIDE_WHILE_RUNNING
 bad-lease-never-expires|fail|liveness|quick|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1 -DBAD_LEASE_NEVER_EXPIRES
 finding-memstore-renew|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMEMSTORE_RENEW
 finding-memstore-renew-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMEMSTORE_RENEW

@@ -32,6 +32,10 @@
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
  *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
  *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE   bounds (see README)
+ *   RESOLVE_SETTLED_ONLY  the operator settles indeterminate and abandoned records only, not an in-
+ *                    progress one whose holder is gone (a bound: it keeps the bigger checks' state
+ *                    counts as they were; the quick effectful and idempotent-gone-holder checks
+ *                    include it)
  *   Rules the model found wrong, kept so that the check bites if they come back (README):
  *   GUARD_NOTFOUND_ANY_KIND    recordOutcome answers not_found with its own value for IDEMPOTENT too
  *   MEMSTORE_RENEW             MemoryStore.renew: expiresAtMs = max(expiresAtMs, lease), no retention
@@ -50,6 +54,10 @@
  *                              complete -> not_found answers the own value (EFFECTFUL, lease kept)
  *   BAD_LATE_REPLY             the guard before G2: a claim reply that arrives after the lease
  *                              view lapsed enters the body without renewing first
+ *   BAD_DECIDE_WHILE_RUNNING   the guard before issue #27 (EFFECTFUL): a body still running after
+ *                              its caller was answered (a timeout) has its record marked
+ *                              indeterminate and its lease given up, so an operator may settle
+ *                              it (release it: a retry runs a second body) while it still runs
  */
 
 #ifndef N
@@ -138,6 +146,7 @@ byte lost_replies;
 byte losses;
 byte late_replies;
 byte late_pending; /* owner whose acquired reply is late and not yet read (0: none) */
+byte body_o[N];    /* owner whose body worker w runs in `holding`, not yet settled (0: none) */
 
 /* ---- ghost state: what happened in the current life of the key ----
  * A life of the key ends when its record is deleted (released, resolved as released, or past
@@ -238,9 +247,17 @@ inline holder_write(o) {
  * outcome X" / "it did not happen" is about that call. Applied to another attempt (a later life of
  * the key, fence 1 again, another owner), it records the old call's outcome as the new call's, or
  * frees a key whose new call may have run (the window restarts on a false "did not happen"). */
+#define NOT_RUNNING_HERE(W) assert(crashed[W] || !lease_live || (body_o[W] != rowner && late_o[W] != rowner));
 inline operator_write() {
   printf("MSC: the store applies the operator's resolution to owner %d (the operator read owner %d)\n", rowner, op_o);
-  assert(rowner == op_o && rfence == op_f)
+  assert(rowner == op_o && rfence == op_f);
+  /* Issue #27: never while the holder's body still runs and its lease is live (a live holder,
+   * its body unsettled, its lease renewed): its effect may still happen, and a release would let
+   * a retry run a second body beside it. A holder whose lease ran out is presumed gone (a stall
+   * past the lease is the lease's own limit, as everywhere); `lease_live` stays as it was when
+   * the holder itself marked its record, false when a claim marked it after the lease ran out. */
+  FOR_WORKERS(NOT_RUNNING_HERE)
+  skip
 }
 
 /* An outcome is recorded in the current life: at most one per life. */
@@ -490,7 +507,7 @@ inline st_mark(o, f, res) {
 
 /* enter the body as holder (o, f) (runAttempt, attempt.ts) */
 #define ENTER \
-      enter_body(); res = 0; lost = false; TOLD_ENTER(me); \
+      enter_body(); res = 0; lost = false; TOLD_ENTER(me); body_o[me] = o; \
       goto holding
 
 /* G1: a call that already ran its body acquired a new claim (the record vanished or was released,
@@ -647,6 +664,7 @@ holding:                                   /* runAttempt (attempt.ts) */
          res = 0
        }
     :: atomic {                            /* the body settles, or the call is interrupted */
+         body_o[me] = 0;                   /* (a body still running goes on as late_o) */
          if
          :: skip
          :: !lost -> lost = true;          /* the watchdog fired (renewals failing, lease estimate past) */
@@ -672,11 +690,22 @@ holding:                                   /* runAttempt (attempt.ts) */
               MAY_RETURN_LATE;
               CLAIM_AGAIN
 #if MODE == AT_MOST_ONCE
-         :: true ->                        /* the body threw, or timed out: markIndeterminate (+ recordLate) */
+         :: true ->                        /* the body threw: markIndeterminate */
               st_mark(o, f, res);
+              SET_HOLD(me, 0);
+              CALL_AGAIN_OR_STOP
+#ifdef BAD_DECIDE_WHILE_RUNNING
+         :: true ->                        /* timed out: markIndeterminate, the lease given up, */
+              st_mark(o, f, res);          /* the body still running (recordLate) */
               SET_HOLD(me, 0);
               MAY_RETURN_LATE;
               CALL_AGAIN_OR_STOP
+#else
+         :: late_o[me] == 0 ->             /* timed out (G4): IndeterminateOutcomeError to the caller; */
+              SET_HOLD(me, 0);             /* the claim is kept in progress and renewed until the */
+              late_o[me] = o; late_f[me] = f; late_k[me] = LATE_KEEP;   /* body settles (issue #27) */
+              CALL_AGAIN_OR_STOP
+#endif
          :: true ->                        /* the body threw a no-effect error: release */
               st_release(o, f, res);
               SET_HOLD(me, 0);
@@ -729,6 +758,12 @@ finished:
  * body is gone with it. The renewals settleAfterTimeout keeps up are not steps of their own: a
  * renewal only keeps the lease live, which is the same as the environment not letting it run out
  * (a renewal after the lease ran out and before anyone acted on it changes nothing observable). */
+/* a kept body that fails after its caller was answered: IDEMPOTENT releases, EFFECTFUL marks */
+#if MODE == AT_MOST_ONCE
+#define LATE_FAILS(o, f, r) st_mark(o, f, r)
+#else
+#define LATE_FAILS(o, f, r) st_release(o, f, r)
+#endif
 #define LATE(W) \
   :: atomic { late_o[W] != 0 && !crashed[W] -> \
        printf("MSC: the late body of owner %d returns\n", late_o[W]); \
@@ -736,9 +771,14 @@ finished:
        late_o[W] = 0; late_f[W] = 0; late_k[W] = 0; eres = 0 } \
   :: atomic { late_k[W] == LATE_KEEP && !crashed[W] -> \
        printf("MSC: the late body of owner %d fails\n", late_o[W]); \
-       st_release(late_o[W], late_f[W], eres); \
+       LATE_FAILS(late_o[W], late_f[W], eres); \
        late_o[W] = 0; late_f[W] = 0; late_k[W] = 0; eres = 0 }
 
+#ifdef RESOLVE_SETTLED_ONLY
+#define SETTLEABLE (rstate == INDET || rstate == ABANDONED)
+#else
+#define SETTLEABLE (rstate == INDET || rstate == ABANDONED || (rstate == INPROG && !lease_live))
+#endif
 active proctype env() {
   mtype eres;
 end_env:
@@ -765,18 +805,22 @@ end_env:
        printf("MSC: the store loses the record (state %d, owner %d, lease live %d)\n", rstate, rowner, lease_live);
        delete_record(); lose_window() }                               /* that loses it, retention cut short */
 #ifndef NO_RESOLVE
+  /* What an operator may settle (decideResolve, memory-record-decisions.ts; resolveDecision,
+   * store-input.ts): indeterminate, abandoned, or in progress under a lease that ran out (its
+   * holder is gone, issue #27). In progress under a live lease is `holder_alive` (a forced
+   * resolution is the operator's own call, outside the model). */
   /* An operator reads the record (get/list: inspect, the console's page) and decides later, on
    * what it read; it may read again at any time (the console reloaded, inspect rerun). */
-  :: atomic { (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE &&
+  :: atomic { SETTLEABLE && resolves < MAXRESOLVE &&
               !(op_o == rowner && op_f == rfence) ->
        op_o = rowner; op_f = rfence;
        printf("MSC: an operator reads the record of owner %d (fence %d)\n", op_o, op_f) }
   /* ... then resolves it with `expect` = what it read: decideResolve (memory-record-decisions.ts)
    * settles only a record with that holder; another one is `changed`, nothing written. */
 #ifdef BAD_RESOLVE_UNCONDITIONAL
-  :: atomic { op_o != 0 && (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE ->
+  :: atomic { op_o != 0 && SETTLEABLE && resolves < MAXRESOLVE ->
 #else
-  :: atomic { op_o != 0 && (rstate == INDET || rstate == ABANDONED) && resolves < MAXRESOLVE &&
+  :: atomic { op_o != 0 && SETTLEABLE && resolves < MAXRESOLVE &&
               rowner == op_o && rfence == op_f ->
 #endif
        resolves++;
@@ -784,7 +828,7 @@ end_env:
        operator_write();
        op_o = 0; op_f = 0;
        if
-       :: rstate = COMPLETED; record_outcome(OPERATOR)                 /* { outcome } */
+       :: rstate = COMPLETED; gap = false; record_outcome(OPERATOR)    /* { outcome } */
        :: delete_record(); end_window()                                /* { released: true } */
        fi }
 #endif

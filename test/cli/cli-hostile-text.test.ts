@@ -76,7 +76,7 @@ describe('store text in the terminal', () => {
     // Every line is one of inspect's fields.
     for (const line of lines) {
       expect(line).toMatch(
-        /^(key|tenant|store|state|tool|attempt|holder|run|call|describe|claimed|updated|lease|expires|error|resolved)\s/,
+        /^(key|tenant|store|state|tool|attempt|holder|run|call|describe|claimed|updated|lease|expires|error|resolved|retention|codec|running)\s/,
       );
     }
   }, 30_000);

@@ -85,7 +85,7 @@ describe('the list', () => {
     expect((await alice.get(`${BASE}/?age=-5`)).status).toBe(400);
   });
 
-  it('lists a holder whose lease ran out under "Lease expired", and offers no action on it', async () => {
+  it('lists a holder whose lease ran out under "Lease expired", and offers the actions on it (its holder is gone)', async () => {
     const ref = { tenant: 'tenant-a', key: 'a'.repeat(64) };
     const claim = {
       tool: 'charge',
@@ -105,8 +105,9 @@ describe('the list', () => {
     const alice = new ConsoleClient(origin, 'alice');
     expect(runsOf((await alice.get(`${BASE}/?state=lease_expired`)).text)).toEqual(['run-held']);
     const page = await alice.get(`${BASE}/record?tenant=tenant-a&key=${ref.key}`);
-    expect(page.text).toContain('Only indeterminate and abandoned records can be settled.');
-    expect(page.text).not.toContain('action="/ops/confirm"');
+    // Issue #27: nothing runs it any more, so an operator may settle it (on the holder shown).
+    expect(page.text).toContain('Its holder <span class="mono text">worker-1</span> is gone');
+    expect(formFields(page.text, '/confirm')).toMatchObject({ fence: '1', owner: 'worker-1' });
   });
 
   it('settles an abandoned record too: "it happened" from the Abandoned tab', async () => {

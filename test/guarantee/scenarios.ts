@@ -6,11 +6,13 @@ import {
   currentToolCall,
   Guard,
   type GuardEvent,
+  HolderAliveError,
   Idempotency,
   type IdempotencyPolicy,
   type IdempotencyStore,
   IndeterminateOutcomeError,
   OutcomeEncodingError,
+  OutcomePendingError,
 } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
 
@@ -253,6 +255,123 @@ export function describeGuarantee(
       // The holder's known value is recorded again: a repeat replays it instead of charging.
       expect(await other.run(refund(t, policy), () => 'must not run')).toBe('charged by the holder');
       expect(charges).toBe(1);
+    });
+
+    it('EFFECTFUL: a body still running after its caller was answered is never offered to an operator (issue #27, two refunds)', async () => {
+      const t = tenant();
+      const guard = new Guard({ store: storeOf(), tenant: t });
+      const policy = {
+        kind: Idempotency.EFFECTFUL,
+        timeoutMs: 100,
+        leaseMs: 1000,
+        heartbeatMs: 250,
+        waitTimeoutMs: 300,
+      };
+      const provider = gate();
+      let charges = 0;
+      let startedAtMs = Number.NaN;
+      const body = async () => {
+        startedAtMs = performance.now();
+        // The provider answers after 1.5 s; the body ignores its signal, as a real HTTP call would.
+        await Promise.race([sleep(1500), provider.wait]);
+        charges++;
+        return 'refunded';
+      };
+      const stopped = await rejection(guard.run(refund(t, policy), body));
+      expect(IndeterminateOutcomeError.isInstance(stopped)).toBe(true);
+      const key = (stopped as IndeterminateOutcomeError).key;
+      // 500 ms into the body (past waitTimeoutMs after the timeout): what the operator sees.
+      await sleep(Math.max(0, startedAtMs + 500 - performance.now()));
+      const seen = await guard.inspect(key);
+      expect(seen).toMatchObject({ state: 'in_progress', fence: 1 });
+      const page = await guard.list({ states: ['in_progress'] });
+      const listed = page.records.find((record) => record.key === key);
+      expect(listed?.leaseExpiresAtMs).toBeGreaterThan(page.nowMs);
+      // The operator follows the manual ("nothing happened yet at the provider") and releases.
+      const refused = await rejection(
+        guard.resolve(key, { released: true }, { reason: 'nothing at the provider' }),
+      );
+      expect(HolderAliveError.isInstance(refused)).toBe(true);
+      expect(refused).toMatchObject({ key, owner: seen?.owner });
+      // The retry waits for the running body instead of paying again.
+      const retried = await outcomeOf(
+        guard.run(refund(t, policy), async () => {
+          charges++;
+          return 'refunded twice';
+        }),
+      );
+      expect(retried.ok).toBe(false);
+      expect(OutcomePendingError.isInstance((retried as { error: unknown }).error)).toBe(true);
+      // The first body pays; its late value is the recorded outcome.
+      const deadline = performance.now() + 10_000;
+      while ((await guard.inspect(key))?.state !== 'completed' && performance.now() < deadline)
+        await sleep(25);
+      expect(await guard.run(refund(t, policy), () => 'must not run')).toBe('refunded');
+      expect(charges).toBe(1);
+    });
+
+    it("EFFECTFUL: an operator's decision keeps the retention the call was claimed with (issue #27, item 4)", async () => {
+      const t = tenant();
+      const events: GuardEvent[] = [];
+      const store = storeOf();
+      const guard = new Guard({ store, tenant: t, onEvent: (event) => events.push(event) });
+      const weekMs = 7 * 86_400_000;
+      const policy = { kind: Idempotency.EFFECTFUL, retentionMs: weekMs };
+      const stopped = await rejection(
+        guard.run(refund(t, policy), () => Promise.reject(new Error('socket hang up'))),
+      );
+      const key = (stopped as IndeterminateOutcomeError).key;
+      expect((await guard.inspect(key))?.retentionMs).toBe(weekMs);
+      // "It happened", as the console and the CLI send it: no retention of the operator's own.
+      expect(await guard.resolve(key, { outcome: 'refunded' }, { by: 'oncall' })).toEqual({
+        status: 'resolved',
+      });
+      const settled = await guard.inspect(key);
+      // Kept a week from the resolution, not the guard's default day (a run resumed on day 2 replays).
+      expect((settled?.expiresAtMs ?? 0) - (settled?.updatedAtMs ?? 0)).toBe(weekMs);
+      expect(events.find((event) => event.type === 'tool.resolved')?.resolution).toMatchObject({
+        retentionMs: weekMs,
+        retentionFrom: 'call',
+      });
+      // An operator may still choose another.
+      const other = await rejection(
+        guard.run(refund(t, policy, { arguments: { orderId: 'A-101' } }), () =>
+          Promise.reject(new Error('reset')),
+        ),
+      );
+      const otherKey = (other as IndeterminateOutcomeError).key;
+      await guard.resolve(otherKey, { outcome: 'refunded' }, { retentionMs: 3_600_000 });
+      const shorter = await guard.inspect(otherKey);
+      expect((shorter?.expiresAtMs ?? 0) - (shorter?.updatedAtMs ?? 0)).toBe(3_600_000);
+    });
+
+    it("EFFECTFUL: an operator's outcome is written only with the codec that wrote the record (issue #27, item 5)", async () => {
+      const t = tenant();
+      const store = storeOf();
+      // The application's codec: its outcomes are not JSON (a prefix stands for superjson, encryption).
+      const appCodec = {
+        name: 'prefixed-json',
+        encode: (value: unknown) => `v1:${JSON.stringify(value)}`,
+        decode: (text: string) => JSON.parse(text.slice(3)) as unknown,
+      };
+      const app = new Guard({ store, tenant: t, codec: appCodec });
+      const policy = { kind: Idempotency.EFFECTFUL };
+      const stopped = await rejection(
+        app.run(refund(t, policy), () => Promise.reject(new Error('socket hang up'))),
+      );
+      const key = (stopped as IndeterminateOutcomeError).key;
+      expect((await app.inspect(key))?.codec).toBe('prefixed-json');
+      // An operator tool on the default JSON codec (the CLI's Guard) refuses before writing.
+      const operatorTool = new Guard({ store, tenant: t });
+      const refused = await rejection(operatorTool.resolve(key, { outcome: 'refunded' }));
+      expect(OutcomeEncodingError.isInstance(refused)).toBe(true);
+      expect((refused as Error).message).toContain('the record was written with the codec "prefixed-json"');
+      expect((refused as Error).message).toContain("the application's own Guard");
+      expect(await app.inspect(key)).toMatchObject({ state: 'indeterminate' });
+      expect(await operatorTool.resolutions(key)).toEqual([]);
+      // The application's own Guard resolves it; the replay decodes it.
+      expect(await app.resolve(key, { outcome: 'refunded' })).toEqual({ status: 'resolved' });
+      expect(await app.run(refund(t, policy), () => 'must not run')).toBe('refunded');
     });
 
     for (const kind of [Idempotency.EFFECTFUL, Idempotency.IDEMPOTENT] as const) {

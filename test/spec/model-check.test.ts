@@ -32,6 +32,7 @@ const CAUGHT = [
   'bad-fence-only-idempotent',
   'bad-effectful-takeover',
   'bad-resolve-unconditional',
+  'bad-decide-while-running',
   'bad-lease-never-expires',
   'finding-memstore-renew',
   'finding-memstore-renew-idempotent',

@@ -47,7 +47,7 @@ async function freshShape(): Promise<unknown> {
   return schemaShape(pool, schema);
 }
 
-describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => {
+describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => {
   it('backfills in batches, reports progress, and ends with the schema a fresh store has', async () => {
     const { schema } = await previousVersionTable(pool, 3, 20_000);
     schemas.push(schema);
@@ -56,7 +56,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => 
       batchSize: 1_000,
       onProgress: (p) => progress.push(p),
     });
-    expect(result).toEqual({ applied: [4, 5] });
+    expect(result).toEqual({ applied: [4, 5, 6, 7] });
     const backfill = progress.filter((p) => p.step === 'backfill updated_at');
     expect(backfill[0]).toMatchObject({ version: 4, phase: 'start', rows: 0, totalRows: 20_000 });
     expect(backfill.filter((p) => p.phase === 'progress')).toHaveLength(20);
@@ -76,6 +76,10 @@ describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => 
       '4 index idempotency_records_list_all done',
       '5 transaction start',
       '5 transaction done',
+      '6 transaction start',
+      '6 transaction done',
+      '7 transaction start',
+      '7 transaction done',
     ]);
     // Every row took its claim time, and the schema is a fresh one's (NOT NULL, valid indexes).
     const table = `${schema}.idempotency_records`;
@@ -126,7 +130,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => 
     expect(
       await newStore(schema).ensureSchema({ batchSize: 1_000, onProgress: (p) => progress.push(p) }),
     ).toEqual({
-      applied: [4, 5],
+      applied: [4, 5, 6, 7],
     });
     // Only what the first run left: 7,000 rows.
     expect(progress.filter((p) => p.step === 'backfill updated_at').at(-1)).toMatchObject({
@@ -149,7 +153,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => 
     expect(error?.message).toContain(
       'did not finish within timeoutMs (1 ms); the next ensureSchema() resumes it',
     );
-    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5] });
+    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5, 6, 7] });
     await expect(newStore(schema).ensureSchema({ timeoutMs: 0 })).rejects.toThrow(RangeError);
   });
 
@@ -160,7 +164,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0005)', () => 
     const run = await runCli(args);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('migration 0004_listing: backfill updated_at done 5,000 of ~5,000 rows');
-    expect(run.stdout).toMatch(/applied 4, 5 in \d+\.\d s/);
+    expect(run.stdout).toMatch(/applied 4, 5, 6, 7 in \d+\.\d s/);
     const again = await runCli([...args, '--json']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.json.at(-1)).toMatchObject({ applied: [] });

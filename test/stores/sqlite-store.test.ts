@@ -78,7 +78,7 @@ describe('SQLiteStore on a file', () => {
 
   it('ensureSchema is idempotent and records each migration once', async () => {
     const store = newStore({ table: 'Tool "calls"' });
-    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3] });
+    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4] });
     expect(await store.ensureSchema()).toEqual({ applied: [] });
     const again = new SQLiteStore({ path: store.path, table: 'Tool "calls"' });
     stores.push(again);
@@ -89,6 +89,7 @@ describe('SQLiteStore on a file', () => {
         { version: 1, name: '0001_init' },
         { version: 2, name: '0002_listing' },
         { version: 3, name: '0003_resolutions_expiry' },
+        { version: 4, name: '0004_resolve_in_progress' },
       ]);
     } finally {
       raw.close();

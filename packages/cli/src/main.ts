@@ -137,10 +137,11 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--reason <text>', 'why, in your words')
     .option(
       '--retention <duration>',
-      'how long the outcome is kept, with a unit: 30m, 12h, 7d (default 1d); the call may run again after it',
+      "how long the outcome is kept, with a unit: 30m, 12h, 7d (default: the retention the call was claimed with, inspect's retention line); the call may run again after it",
     )
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
+    .option('--force', 'settle even a record whose holder still runs (its lease is live); needs --reason')
     .action((key: string, flags: SettleFlags) => {
       checkSettleInput(key, flags, 'resolve');
       return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'resolve'))();
@@ -153,6 +154,7 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .option('--reason <text>', 'why, in your words')
     .option('--fence <n>', 'settle only if the record still has this fence (from inspect; with --owner)')
     .option('--owner <id>', 'settle only if the record still has this owner (from inspect; with --fence)')
+    .option('--force', 'settle even a record whose holder still runs (its lease is live); needs --reason')
     .action((key: string, flags: SettleFlags) => {
       checkSettleInput(key, flags, 'release');
       return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))();

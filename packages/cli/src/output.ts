@@ -32,6 +32,22 @@ export function shownState(record: ListedRecord, nowMs: number): string {
   return record.state;
 }
 
+/** "still running on OWNER since …, lease live until …": a live holder, as the operator is told. */
+export function holderNote(holder: {
+  readonly owner: string;
+  readonly claimedAtMs?: number | undefined;
+  readonly leaseExpiresAtMs: number;
+}): string {
+  const since = holder.claimedAtMs === undefined ? '' : ` since ${iso(holder.claimedAtMs)}`;
+  return `still running on ${visible(holder.owner)}${since}, lease live until ${iso(holder.leaseExpiresAtMs)}`;
+}
+
+/** What the last column says of an in-progress record: its holder, alive or gone (issue #27). */
+function inProgressNote(record: ListedRecord, nowMs: number): string {
+  if (record.leaseExpiresAtMs > nowMs) return holderNote(record);
+  return `holder ${visible(record.owner)} gone: lease expired ${iso(record.leaseExpiresAtMs)}; settleable with --fence ${record.fence} --owner ${visible(record.owner)}`;
+}
+
 /** Rows of `toolfence list`: every cell from the store shown as text (escape.ts). */
 export function listRows(records: readonly ListedRecord[], nowMs: number, withTenant: boolean): string[][] {
   return records.map((record) => [
@@ -44,9 +60,11 @@ export function listRows(records: readonly ListedRecord[], nowMs: number, withTe
     String(record.attempt),
     record.runId === undefined ? '-' : visible(record.runId),
     record.description === undefined ? '-' : visible(record.description),
-    record.error === undefined
-      ? '-'
-      : `${visible(record.error.type)}: ${shorten(visible(record.error.message), 60)}`,
+    record.error !== undefined
+      ? `${visible(record.error.type)}: ${shorten(visible(record.error.message), 60)}`
+      : record.state === 'in_progress'
+        ? inProgressNote(record, nowMs)
+        : '-',
   ]);
 }
 
@@ -91,6 +109,8 @@ export function inspectLines(
   place: Place,
   record: IdempotencyRecord | null,
   history: readonly ResolutionEntry[],
+  /** The store's clock, to tell a live holder from a gone one (in-progress records). */
+  nowMs?: number,
 ): string[] {
   const text = (value: string | undefined) => (value === undefined ? '-' : visible(value));
   const lines = [
@@ -103,16 +123,29 @@ export function inspectLines(
   } else {
     lines.push(
       `state     ${record.state}`,
+      ...(record.state === 'in_progress' && nowMs !== undefined
+        ? [
+            record.leaseExpiresAtMs > nowMs
+              ? `running   ${holderNote(record)}: not settleable while it runs (its body may still take effect)`
+              : `running   no: holder gone, lease expired ${iso(record.leaseExpiresAtMs)}; settle it with --fence ${record.fence} --owner ${text(record.owner)}`,
+          ]
+        : []),
       `tool      ${text(record.tool)}`,
       `attempt   ${record.attempt} (fence ${record.fence})`,
       `holder    --fence ${record.fence} --owner ${text(record.owner)}`,
       `run       ${text(record.runId)}`,
       `call      ${text(record.callId)}`,
       `describe  ${text(record.description)}`,
+      ...(record.codec === undefined ? [] : [`codec     ${text(record.codec)}`]),
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
       `lease     ${iso(record.leaseExpiresAtMs)}`,
       `expires   ${iso(record.expiresAtMs)}`,
+      ...(record.retentionMs === undefined
+        ? []
+        : [
+            `retention ${formatAge(record.retentionMs)} (the call's: a resolve or release keeps the record that long unless --retention says otherwise)`,
+          ]),
     );
     if (record.error !== undefined)
       lines.push(`error     ${text(record.error.type)}: ${text(record.error.message)}`);
@@ -125,8 +158,9 @@ export function inspectLines(
     for (const entry of history) {
       const who = entry.by === undefined ? '' : ` by ${text(entry.by)}`;
       const why = entry.reason === undefined ? '' : `: ${text(entry.reason)}`;
+      const forced = entry.forced === true ? ', FORCED over a live holder' : '';
       lines.push(
-        `  ${iso(entry.atMs)}  ${entry.action} (was ${entry.fromState}, attempt ${entry.attempt})${who}${why}`,
+        `  ${iso(entry.atMs)}  ${entry.action} (was ${entry.fromState}, attempt ${entry.attempt}${forced})${who}${why}`,
       );
     }
   }

@@ -5,15 +5,16 @@ import {
   checkResolutionAudit,
   type Guard,
   type Holder,
+  HolderAliveError,
   type IdempotencyStore,
   type ResolveResult,
 } from '@toolfence/core';
 import type { CommandContext } from './context.js';
-import { parseDuration } from './durations.js';
+import { formatAge, parseDuration } from './durations.js';
 import { visible } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { checkKeyArgument, findKey } from './key-lookup.js';
-import { inspectLines } from './output.js';
+import { holderNote, inspectLines } from './output.js';
 import { emptyNamespace, placeJson } from './place.js';
 
 export async function inspectCommand(guard: Guard, context: CommandContext, given: string): Promise<number> {
@@ -21,10 +22,20 @@ export async function inspectCommand(guard: Guard, context: CommandContext, give
   const [record, history] = await Promise.all([guard.inspect(key), guard.resolutions(key)]);
   const found = record !== null || history.length > 0;
   const empty = found ? undefined : await emptyNamespace(guard, context);
+  // Whether an in-progress holder is alive is judged on the store's clock (a listing's `nowMs`).
+  const nowMs = record?.state === 'in_progress' ? (await guard.list({ limit: 1 })).nowMs : undefined;
+  const holderAlive = record !== null && nowMs !== undefined ? record.leaseExpiresAtMs > nowMs : undefined;
   if (context.json) {
-    context.output.json({ key, tenant: context.tenant, record, resolutions: history, ...placeJson(context) });
+    context.output.json({
+      key,
+      tenant: context.tenant,
+      record,
+      ...(holderAlive === undefined ? {} : { holderAlive, nowMs }),
+      resolutions: history,
+      ...placeJson(context),
+    });
   } else {
-    for (const line of inspectLines(key, context.place, record, history)) context.output.out(line);
+    for (const line of inspectLines(key, context.place, record, history, nowMs)) context.output.out(line);
   }
   if (empty !== undefined) context.output.err(empty);
   return found ? ExitCode.done : empty === undefined ? ExitCode.notFound : ExitCode.storeUnavailable;
@@ -38,6 +49,8 @@ export interface SettleFlags {
   /** The holder `inspect` showed (`--fence N --owner ID`): settle only that record. */
   readonly fence?: string;
   readonly owner?: string;
+  /** Settle even a live holder (its body may still take effect); needs `--reason`. */
+  readonly force?: boolean;
 }
 
 /** `--fence N --owner ID`, both or neither. @throws CliError (usage) */
@@ -64,6 +77,12 @@ export function checkSettleInput(key: string, flags: SettleFlags, action: 'resol
   checkKeyArgument(key);
   if (action === 'resolve') outcomeOf(flags);
   expectedHolderOf(flags);
+  if (flags.force === true && (flags.reason === undefined || flags.reason.trim() === '')) {
+    throw new CliError(
+      '--force needs --reason: why the running holder is overridden (it is kept in the history)',
+      ExitCode.usage,
+    );
+  }
   if (flags.retention !== undefined) parseDuration('--retention', flags.retention);
   try {
     checkResolutionAudit({
@@ -112,13 +131,22 @@ export async function settleCommand(
   const by = operatorOf(flags, env);
   const key = await findKey(guard, context, given);
   const shownKey = visible(key);
-  const result: ResolveResult = await guard.resolve(key, resolution, {
-    tenant: context.tenant,
-    ...(expect === undefined ? {} : { expect }),
-    ...(by === undefined ? {} : { by }),
-    ...(flags.reason === undefined ? {} : { reason: flags.reason }),
-    ...(flags.retention === undefined ? {} : { retentionMs: parseDuration('--retention', flags.retention) }),
-  });
+  let result: ResolveResult;
+  try {
+    result = await guard.resolve(key, resolution, {
+      tenant: context.tenant,
+      ...(expect === undefined ? {} : { expect }),
+      ...(by === undefined ? {} : { by }),
+      ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+      ...(flags.force === true && flags.reason !== undefined ? { force: { reason: flags.reason } } : {}),
+      ...(flags.retention === undefined
+        ? {}
+        : { retentionMs: parseDuration('--retention', flags.retention) }),
+    });
+  } catch (error) {
+    if (!HolderAliveError.isInstance(error)) throw error;
+    return holderAlive(context, key, error);
+  }
   const event = context.events.find((each) => each.type === 'tool.resolved');
   if (context.json) {
     context.output.json({
@@ -130,7 +158,9 @@ export async function settleCommand(
   } else if (result.status === 'resolved') {
     const what =
       action === 'resolve' ? 'completed with the given outcome' : 'released: the call may run again';
-    context.output.out(`${shownKey}: ${what} (by ${visible(by ?? 'unknown')}; event tool.resolved)`);
+    context.output.out(
+      `${shownKey}: ${what} (by ${visible(by ?? 'unknown')}; ${keptFor(event?.resolution)}; event tool.resolved)`,
+    );
   } else if (result.status === 'not_found') {
     context.output.err(
       `${shownKey}: no record in tenant ${JSON.stringify(context.tenant)} of ${context.place.store} ${context.place.namespace} (released, forgotten or past retention?)`,
@@ -144,10 +174,43 @@ export async function settleCommand(
     );
   } else {
     context.output.err(
-      `${shownKey}: not resolvable: the record is ${result.record.state} (only indeterminate or abandoned records are)`,
+      `${shownKey}: not resolvable: the record is ${result.record.state} (a completed record is settled already)`,
     );
   }
   return result.status === 'resolved' ? ExitCode.done : ExitCode.notFound;
+}
+
+/** "kept 7d (the call's retention)": how long the resolution keeps the record, and whose choice. */
+function keptFor(resolution: { retentionMs?: number; retentionFrom?: string } | undefined): string {
+  if (resolution?.retentionMs === undefined) return 'kept for the default retention';
+  const whose =
+    resolution.retentionFrom === 'operator'
+      ? '--retention'
+      : resolution.retentionFrom === 'call'
+        ? 'the retention the call was claimed with'
+        : "the guard's default: the store does not report the call's";
+  return `kept ${formatAge(resolution.retentionMs)} (${whose})`;
+}
+
+/** The answer to a refused decision about a live holder: what runs, until when, and what to do. */
+function holderAlive(context: CommandContext, key: string, error: HolderAliveError): number {
+  if (context.json) {
+    context.output.json({
+      key,
+      tenant: context.tenant,
+      status: 'holder_alive',
+      holder: { fence: error.fence, owner: error.owner },
+      ...(error.claimedAtMs === undefined ? {} : { claimedAtMs: error.claimedAtMs }),
+      leaseExpiresAtMs: error.leaseExpiresAtMs,
+    });
+  } else {
+    context.output.err(
+      `${visible(key)}: ${holderNote({ owner: error.owner, claimedAtMs: error.claimedAtMs, leaseExpiresAtMs: error.leaseExpiresAtMs })}: ` +
+        'its body may still take effect, nothing was settled. Wait until it settles (toolfence inspect shows it), ' +
+        "or, if that worker is known to be stuck, decide anyway with --force --reason '…' (kept in the history)",
+    );
+  }
+  return ExitCode.holderAlive;
 }
 
 /** `forget --tenant T`: asks to type the tenant's name unless `--yes`. */

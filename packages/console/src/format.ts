@@ -32,6 +32,27 @@ export function formatTime(ms: number | undefined): string {
   return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
+/** A duration as `7 d`, `12 h`, `30 min`, `45 s` (the largest whole unit), or `800 ms`. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}`;
+  }
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['min', 60_000],
+    ['s', 1000],
+  ] as const) {
+    if (ms >= size) return `${(ms / size).toFixed(1)} ${unit}`;
+  }
+  return `${ms} ms`;
+}
+
 /** How long ago `ms` was, seen at `nowMs`: `45 s`, `12 min`, `3 h`, `2 d`. */
 export function formatAge(ms: number | undefined, nowMs: number): string {
   if (ms === undefined || !Number.isFinite(ms)) return '—';

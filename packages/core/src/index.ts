@@ -1,6 +1,11 @@
 // The public API of @toolfence/core. Named exports only; everything else is internal.
 
-export { jsonOutcomeCodec, type OutcomeCodec } from './codec/outcome-codec.js';
+export {
+  JSON_CODEC_NAME,
+  jsonOutcomeCodec,
+  type OutcomeCodec,
+  UNNAMED_CODEC,
+} from './codec/outcome-codec.js';
 export { CanonicalizationError } from './errors/canonicalization-error.js';
 export { ExecutionAbandonedError } from './errors/execution-abandoned-error.js';
 export {
@@ -8,6 +13,7 @@ export {
   type StopSearchChild,
   type StopSearchOptions,
 } from './errors/find-stop-error.js';
+export { HolderAliveError, type LiveHolder } from './errors/holder-alive-error.js';
 export { IdempotencyConflictError } from './errors/idempotency-conflict-error.js';
 export { IndeterminateOutcomeError } from './errors/indeterminate-outcome-error.js';
 export { KeyDerivationError } from './errors/key-derivation-error.js';
@@ -81,6 +87,7 @@ export type {
   ResolutionAudit,
   ResolutionCondition,
   ResolutionEntry,
+  ResolutionForce,
   ResolveResult,
   TakeoverMode,
   WaitOptions,
@@ -110,6 +117,7 @@ export {
   checkResolution,
   checkResolutionAudit,
   checkResolutionCondition,
+  checkResolutionForce,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
@@ -124,7 +132,9 @@ export {
   MAX_RETENTION_MS,
   MAX_TIMER_MS,
   OPERATOR_STATES,
+  overridesLiveHolder,
   resolutionApplies,
+  resolveDecision,
 } from './store/store-input.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';

@@ -16,6 +16,7 @@ import {
   checkRecordRef,
   checkResolutionAudit,
   checkResolutionCondition,
+  checkResolutionForce,
   checkRetentionMs,
   compareListPositions,
   decodeListCursor,
@@ -28,6 +29,7 @@ import {
   type ListPage,
   listedStates,
   type MarkIndeterminateResult,
+  overridesLiveHolder,
   type RecordedError,
   type RecordRef,
   type ReleaseResult,
@@ -36,6 +38,7 @@ import {
   type ResolutionEntry,
   type ResolveResult,
   recordMatches,
+  resolveDecision,
   StoreInputError,
   StoreUnavailableError,
   type WaitOptions,
@@ -57,6 +60,8 @@ export type Bug =
   | 'renew-unchecked'
   | 'release-unchecked'
   | 'resolve-in-progress'
+  | 'resolve-refuses-expired'
+  | 'resolve-forced-unmarked'
   | 'resolve-expect-fence-only'
   | 'resolve-ignores-expect'
   | 'retention-from-claim'
@@ -202,6 +207,7 @@ export class MapStore implements IdempotencyStore {
         expiresAtMs: this.#expiry(deadlineNow + options.leaseMs + options.retentionMs),
         retentionMs: options.retentionMs,
         ...callInfo(options),
+        ...(options.codec === undefined ? {} : { codec: options.codec }),
         claimedAtMs: now,
         updatedAtMs: now,
       };
@@ -426,21 +432,30 @@ export class MapStore implements IdempotencyStore {
     if ('outcome' in resolution) this.#checkOutcome(resolution.outcome);
     this.#check(() => checkResolutionAudit(resolution));
     this.#check(() => checkResolutionCondition(resolution));
+    this.#check(() => checkResolutionForce(resolution));
     this.#open('resolve');
     const id = idOf(ref);
     let row = this.#live(id, this.#clock());
     if (row === undefined) return { status: 'not_found' };
     if (!this.#expected(row, resolution)) return { status: 'changed', record: view(row) };
-    if (row.state !== 'indeterminate' && row.state !== 'abandoned' && !this.#has('resolve-in-progress')) {
-      return { status: 'not_resolvable', record: view(row) };
+    const now = this.#clock();
+    if (!this.#has('resolve-in-progress')) {
+      // "only indeterminate and abandoned records": the old rule, blind to a gone holder.
+      const stateOnly = this.#has('resolve-refuses-expired') && row.state === 'in_progress';
+      const decision = stateOnly ? 'not_resolvable' : resolveDecision(row, resolution, now);
+      if (decision !== 'settle') return { status: decision, record: view(row) };
     }
+    const forced = overridesLiveHolder(row, now) && !this.#has('resolve-forced-unmarked');
     if (this.#has('resolve-read-await-write')) {
       const seen = { ...row };
       await pause();
       row = { ...seen };
       this.#rows.set(id, row);
     }
-    const entry = entryOf(row, resolution, this.#clock());
+    const entry = {
+      ...entryOf(row, resolution, this.#clock()),
+      ...(forced ? { forced: true as const } : {}),
+    };
     if ('outcome' in resolution) {
       row.state = 'completed';
       row.outcome = this.#store(resolution.outcome);
@@ -581,8 +596,7 @@ function leaseExpired(attempt: number): RecordedError {
 }
 
 function view(row: Row): IdempotencyRecord {
-  const { retentionMs: _retentionMs, ...visible } = row;
-  return visible;
+  return { ...row };
 }
 
 function callInfo(options: ClaimOptions): Partial<Pick<Row, 'runId' | 'callId' | 'description'>> {
@@ -599,7 +613,7 @@ function entryOf(row: Row, resolution: Resolution, atMs: number): ResolutionEntr
     tenant: row.tenant,
     tool: row.tool,
     action: 'outcome' in resolution ? 'completed' : 'released',
-    fromState: row.state as 'indeterminate' | 'abandoned',
+    fromState: row.state as ResolutionEntry['fromState'],
     fence: row.fence,
     attempt: row.attempt,
     ...(row.error === undefined ? {} : { error: { ...row.error } }),

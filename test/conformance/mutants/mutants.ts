@@ -83,6 +83,17 @@ export const mutants: readonly Mutant[] = [
     caughtBy: 'markIndeterminate keeps the claim',
   },
   {
+    bug: 'resolve-refuses-expired',
+    description:
+      'resolve refuses every in_progress record, also one whose holder is gone (issue #27, item 3)',
+    caughtBy: 'an in_progress record whose lease expired',
+  },
+  {
+    bug: 'resolve-forced-unmarked',
+    description: 'a forced resolution of a live holder is not marked forced in its entry',
+    caughtBy: 'resolve of an in_progress record whose lease is live',
+  },
+  {
     bug: 'resolve-expect-fence-only',
     description: "resolve's expected holder is compared by fence only (a new life starts at fence 1 again)",
     caughtBy: 'resolve with the holder of an earlier life',

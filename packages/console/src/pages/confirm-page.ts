@@ -1,5 +1,6 @@
 // The confirmation of an action: what will be recorded, and what the next replay of the run gets.
 import type { IdempotencyRecord } from '@toolfence/core';
+import { formatDuration } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import { type PageFrame, page } from './layout.js';
 import type { FormContext } from './record-page.js';
@@ -38,6 +39,14 @@ function consequence(view: ConfirmView): SafeHtml {
 <p class="notice bad"><strong>If the effect did happen, it happens twice.</strong> Release only after checking that it did not.</p>`;
 }
 
+/** How long the decision is kept: the retention the call was claimed with (issue #27). */
+function keptFor(record: IdempotencyRecord): SafeHtml {
+  if (record.retentionMs === undefined) {
+    return html`<p id="retention">Kept for the guard's default retention (this store does not report the call's own).</p>`;
+  }
+  return html`<p id="retention">Kept for ${formatDuration(record.retentionMs)} after this decision: the retention this call was claimed with. After it, the record is gone and the call may run again.</p>`;
+}
+
 /** The confirmation page of `view.action`. */
 export function confirmPage(frame: PageFrame, view: ConfirmView): string {
   const { record, form } = view;
@@ -54,6 +63,7 @@ export function confirmPage(frame: PageFrame, view: ConfirmView): string {
 ${summary(record)}
 <h2>What happens next</h2>
 ${consequence(view)}
+${keptFor(record)}
 <p>Recorded as settled by <strong class="text">${view.operatorId}</strong>, because: <span class="text">${view.reason}</span></p>
 <form method="post" action="${href(frame.basePath, '/resolve')}">
 <input type="hidden" name="csrf" value="${form.token}">

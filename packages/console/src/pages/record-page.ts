@@ -1,7 +1,7 @@
 // A record's detail: what the call was (never its arguments), why it stopped, what an operator
 // may do with it, and who settled it before.
 import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core';
-import { formatTime, stateLabel } from '../format.js';
+import { formatDuration, formatTime, stateLabel } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import type { OutcomeExample } from '../outcome-shape.js';
 import { type PageFrame, page } from './layout.js';
@@ -37,6 +37,8 @@ export interface RecordView {
   /** A notice after an action: `completed`, `released`. */
   readonly done?: string | undefined;
   readonly again?: FormAgain | undefined;
+  /** The store's clock when an in-progress record was read: is its holder alive or gone? */
+  readonly nowMs?: number | undefined;
   /** The shape of the tool's recorded outcomes, beside the outcome field (outcome-shape.ts). */
   readonly outcomeExample?: OutcomeExample | undefined;
 }
@@ -52,12 +54,14 @@ ${row('Tenant', record.tenant)}
 ${row('Description', record.description)}
 ${row('Run', record.runId)}
 ${row('Call id', record.callId, true)}
+${record.codec === undefined ? '' : row('Outcome codec', record.codec, true)}
 ${row('Attempt', record.attempt)}
 ${row('Fence', record.fence)}
 ${row('Claimed', formatTime(record.claimedAtMs))}
 ${row('In this state since', formatTime(record.updatedAtMs))}
 ${record.state === 'in_progress' ? row('Lease until', formatTime(record.leaseExpiresAtMs)) : ''}
 ${row('Kept until', formatTime(record.expiresAtMs))}
+${record.retentionMs === undefined ? '' : row('Retention', `${formatDuration(record.retentionMs)} after it settles (the call’s; a decision here keeps it)`)}
 ${row('Idempotency key', record.key, true)}
 </dl>`;
 }
@@ -134,7 +138,13 @@ function stateNote(record: IdempotencyRecord): SafeHtml {
   if (record.state === 'completed') {
     return html`<p class="notice ok">Completed: a replay gets the recorded outcome${record.resolution?.by === undefined ? '' : html`, stated by <span class="text">${record.resolution.by}</span>`}.</p>`;
   }
-  return html`<p class="notice warn">In progress: a holder still runs it, or its lease ran out and the next claim marks it indeterminate (at most once) or takes it over (at least once). Only indeterminate and abandoned records can be settled.</p>`;
+  return html`<p class="notice warn" id="holder-alive">Still running on <span class="mono text">${record.owner}</span>${record.claimedAtMs === undefined ? '' : ` since ${formatTime(record.claimedAtMs)}`}, lease live until ${formatTime(record.leaseExpiresAtMs)}. Its caller may have been answered already (a timeout), but its body may still take effect, so it cannot be settled now: reload this page when it settles (its outcome is then recorded, or it turns indeterminate).</p>`;
+}
+
+/** An in-progress record whose holder is gone: said above the actions (issue #27). */
+function goneHolderNote(record: IdempotencyRecord): SafeHtml {
+  if (record.state !== 'in_progress') return html``;
+  return html`<p class="notice warn" id="holder-gone">Its holder <span class="mono text">${record.owner}</span> is gone: its lease expired at ${formatTime(record.leaseExpiresAtMs)} and it stopped renewing (a worker killed mid-call). Nothing runs it now; what it did is unknown until you check.</p>`;
 }
 
 function doneNotice(done: string | undefined): SafeHtml {
@@ -148,7 +158,11 @@ function doneNotice(done: string | undefined): SafeHtml {
 /** The record page. */
 export function recordPage(frame: PageFrame, view: RecordView): string {
   const { record } = view;
-  const settleable = record !== null && (record.state === 'indeterminate' || record.state === 'abandoned');
+  const settleable =
+    record !== null &&
+    (record.state === 'indeterminate' ||
+      record.state === 'abandoned' ||
+      (record.state === 'in_progress' && view.nowMs !== undefined && record.leaseExpiresAtMs <= view.nowMs));
   const body =
     record === null
       ? html`<h1>No live record</h1>
@@ -158,6 +172,7 @@ export function recordPage(frame: PageFrame, view: RecordView): string {
 ${doneNotice(view.done)}
 ${facts(record)}
 ${errorBlock(record)}
+${settleable ? goneHolderNote(record) : ''}
 ${settleable && view.form !== undefined ? actions(view, record, view.form, frame.basePath) : settleable ? '' : stateNote(record)}`;
   return page(
     frame,

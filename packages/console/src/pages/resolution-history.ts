@@ -20,7 +20,7 @@ export function resolutionHistory(entries: readonly ResolutionEntry[] | undefine
 <td>${formatTime(entry.atMs)}</td>
 <td class="text">${entry.by ?? html`<span class="muted">unknown</span>`}</td>
 <td>${actionLabel(entry)}</td>
-<td>${stateLabel(entry.fromState)}, attempt ${entry.attempt} · fence ${entry.fence}</td>
+<td>${stateLabel(entry.fromState)}, attempt ${entry.attempt} · fence ${entry.fence}${entry.forced === true ? html` · <strong>forced over a live holder</strong>` : ''}</td>
 <td class="text">${entry.reason ?? html`<span class="muted">—</span>`}</td>
 </tr>`,
   );

@@ -5,6 +5,7 @@
 // with `by` = the operator's id.
 import {
   type Holder,
+  HolderAliveError,
   type IdempotencyRecord,
   isWellFormedText,
   MAX_REASON_LENGTH,
@@ -20,7 +21,7 @@ import { readForm } from '../request.js';
 import { redirect, sendHtml } from '../respond.js';
 import { crossOriginProblem } from '../same-origin.js';
 import { ConsoleRefusal, type RouteContext, recordRefOf } from './context.js';
-import { readRecord, showRecord } from './record-route.js';
+import { readRecord, settleableAt, showRecord, storeNowMs } from './record-route.js';
 
 type Action = 'complete' | 'release';
 
@@ -109,12 +110,24 @@ async function unchangedRecord(
     action.expect === undefined ||
     record.fence !== action.expect.fence ||
     record.owner !== action.expect.owner ||
-    (record.state !== 'indeterminate' && record.state !== 'abandoned')
+    record.state === 'completed'
   ) {
     await showChanged(context, action);
     return undefined;
   }
+  if (record.state === 'in_progress' && !settleableAt(record, await storeNowMs(context, action.ref.tenant))) {
+    throw stillRunning(record.owner, record.leaseExpiresAtMs);
+  }
   return record;
+}
+
+/** 409: the holder renews its lease, so its body may still take effect (issue #27). */
+function stillRunning(owner: string, leaseExpiresAtMs: number): ConsoleRefusal {
+  return new ConsoleRefusal(
+    409,
+    'Still running',
+    `This call is still running on ${owner}, its lease live until ${new Date(leaseExpiresAtMs).toISOString()}: its body may still take effect, so nothing was changed. Reload the record when it settles.`,
+  );
 }
 
 /** The record page again (409): the record changed since the operator opened it. */
@@ -186,6 +199,8 @@ export async function resolveRoute(context: RouteContext): Promise<void> {
       audit,
     );
   } catch (error) {
+    // The store's own step: the holder renewed its lease after the page's check.
+    if (HolderAliveError.isInstance(error)) throw stillRunning(error.owner, error.leaseExpiresAtMs);
     if (OutcomeEncodingError.isInstance(error) || StoreInputError.isInstance(error)) {
       const problem = `The store cannot take this: ${(error as Error).message}`;
       await showRecord(context, action.ref, 400, {
@@ -197,7 +212,7 @@ export async function resolveRoute(context: RouteContext): Promise<void> {
   }
   if (result.status === 'changed') {
     // Re-lived between the version check and the store's step: the store refused, nothing written.
-    if (result.record.state === 'indeterminate' || result.record.state === 'abandoned') {
+    if (result.record.state !== 'completed') {
       return showChanged(context, action);
     }
     throw new ConsoleRefusal(

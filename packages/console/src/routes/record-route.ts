@@ -24,6 +24,25 @@ async function readResolutions(
   return entries.filter((entry) => entry.tenant === ref.tenant && entry.key === ref.key);
 }
 
+/**
+ * The store's clock (a listing's `nowMs`), to tell a live holder from a gone one; the host's clock
+ * for a store that cannot list (the page then says so only approximately).
+ */
+export async function storeNowMs(context: RouteContext, tenant: string): Promise<number> {
+  const { store } = context.options;
+  if (typeof store.list !== 'function') return Date.now();
+  return (await store.list({ tenant, states: ['in_progress'], limit: 1 })).nowMs;
+}
+
+/**
+ * Whether an operator may settle `record` now: indeterminate, abandoned, or in progress under a
+ * lease that expired (its holder is gone). A live holder's body may still take effect (issue #27).
+ */
+export function settleableAt(record: IdempotencyRecord, nowMs: number | undefined): boolean {
+  if (record.state === 'indeterminate' || record.state === 'abandoned') return true;
+  return record.state === 'in_progress' && nowMs !== undefined && record.leaseExpiresAtMs <= nowMs;
+}
+
 /** Renders the record page of `ref` with `status` (also used to show a refused action again). */
 export async function showRecord(
   context: RouteContext,
@@ -35,7 +54,8 @@ export async function showRecord(
   if (record === null && (resolutions === undefined || resolutions.length === 0)) {
     throw new ConsoleRefusal(404, 'Not found', 'There is no record of this key in this tenant.');
   }
-  const settleable = record !== null && (record.state === 'indeterminate' || record.state === 'abandoned');
+  const nowMs = record?.state === 'in_progress' ? await storeNowMs(context, ref.tenant) : undefined;
+  const settleable = record !== null && settleableAt(record, nowMs);
   const example = settleable
     ? await outcomeExample(context.options.store, ref.tenant, record.tool, context.options.onError)
     : undefined;
@@ -56,6 +76,7 @@ export async function showRecord(
       record,
       resolutions,
       form,
+      nowMs,
       outcomeExample: example,
       ...extra,
     }),

@@ -3,11 +3,24 @@
  * encrypted, compressed or encoded richly (superjson, devalue).
  */
 export interface OutcomeCodec {
+  /**
+   * The codec's name (`json`, `superjson`, `aes-gcm+json`), at most `MAX_NAME_LENGTH` code units:
+   * recorded with every record the guard claims (`IdempotencyRecord.codec`), so that an operator
+   * tool that cannot encode for it refuses before writing an outcome the application could not
+   * read (issue #27). A codec without a name is recorded as `custom`.
+   */
+  readonly name?: string;
   /** Encode a result. May throw (e.g. a BigInt or a cycle in JSON); the guard handles it. */
   encode(value: unknown): string;
   /** Decode what `encode` produced. */
   decode(text: string): unknown;
 }
+
+/** The name the default codec is recorded under. */
+export const JSON_CODEC_NAME = 'json';
+
+/** A codec given without a name is recorded under this one (an operator tool cannot encode for it). */
+export const UNNAMED_CODEC = 'custom';
 
 /**
  * The default codec: JSON. What a replay returns is what `JSON.parse(JSON.stringify(result))`
@@ -21,6 +34,7 @@ export interface OutcomeCodec {
  * a richer codec where the difference matters.
  */
 export const jsonOutcomeCodec: OutcomeCodec = {
+  name: JSON_CODEC_NAME,
   encode(value: unknown): string {
     if (value === undefined) return '';
     const text = JSON.stringify(value);

@@ -15,7 +15,8 @@ export type ToolfenceErrorCode =
   | 'STORE_INPUT_INVALID'
   | 'STORE_MISCONFIGURED'
   | 'OUTCOME_ENCODING_FAILED'
-  | 'LEASE_LOST';
+  | 'LEASE_LOST'
+  | 'HOLDER_ALIVE';
 
 const marker = 'toolfence.error';
 const symbol = Symbol.for(marker);

@@ -64,7 +64,7 @@ export async function claimLoop<T>(
   for (;;) {
     call.signal?.throwIfAborted();
     const owner = runtime.nextOwner();
-    const options = claimOptionsOf(state, owner);
+    const options = claimOptionsOf(state, owner, runtime.codecName);
     let sent: SentClaim;
     const stepStartedAtMs = performance.now();
     try {
@@ -127,7 +127,7 @@ export async function claimLoop<T>(
   }
 }
 
-function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
+function claimOptionsOf(state: CallState, owner: string, codec: string): ClaimOptions {
   const { call, policy } = state;
   const options: { -readonly [K in keyof ClaimOptions]: ClaimOptions[K] } = {
     tool: call.tool,
@@ -145,6 +145,7 @@ function claimOptionsOf(state: CallState, owner: string): ClaimOptions {
   if (isRecordableId(state.runId)) options.runId = state.runId;
   if (isRecordableId(call.callId)) options.callId = call.callId;
   if (state.description !== undefined) options.description = state.description;
+  options.codec = codec;
   return options;
 }
 

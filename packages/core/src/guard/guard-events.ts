@@ -50,6 +50,15 @@ export interface GuardEvent {
    */
   readonly resolution?: {
     readonly action: 'completed' | 'released';
+    /** How long the settled record and its resolution entry are kept (ms). */
+    readonly retentionMs?: number;
+    /**
+     * Whose retention that is: the operator's own, the one the call was claimed with (the
+     * default), or the guard's default (a store that does not report the call's).
+     */
+    readonly retentionFrom?: 'operator' | 'call' | 'guard';
+    /** True when the operator forced the decision over a live holder. */
+    readonly forced?: boolean;
     readonly by?: string;
     readonly reason?: string;
   };

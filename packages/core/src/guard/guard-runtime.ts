@@ -1,13 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { OutcomeCodec } from '../codec/outcome-codec.js';
+import { type OutcomeCodec, UNNAMED_CODEC } from '../codec/outcome-codec.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import type { Holder, IdempotencyRecord, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
-import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
+import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
 import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
 import type { AttemptInfo, CallState } from './call-state.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
 import type { StepBudget } from './step-budget.js';
+
+/** The name a codec is recorded under: its own when a store can keep it, else `custom`. */
+export function codecNameOf(codec: OutcomeCodec): string {
+  const name = codec.name;
+  return typeof name === 'string' && nameProblem(name) === undefined ? name : UNNAMED_CODEC;
+}
 
 /**
  * What the parts of one guard share: its store, codec and event listener, and the owner ids of
@@ -17,13 +23,18 @@ export class GuardRuntime {
   private readonly instanceId = randomUUID();
   private attemptCounter = 0;
 
+  /** Recorded with every claim (`IdempotencyRecord.codec`): the codec's name, or `custom`. */
+  readonly codecName: string;
+
   constructor(
     readonly store: IdempotencyStore,
     readonly codec: OutcomeCodec,
     private readonly onEvent: GuardEventListener | undefined,
     /** The deadline of each guard step (step-budget.ts). */
     readonly stepBudget: StepBudget = { budgetMs: undefined, boundsFirstTry: false },
-  ) {}
+  ) {
+    this.codecName = codecNameOf(codec);
+  }
 
   /** A fresh owner id for a claim: unique to this guard and to the claim. */
   nextOwner(): string {

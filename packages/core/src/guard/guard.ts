@@ -251,8 +251,11 @@ export class Guard {
   }
 
   /**
-   * Operator: settle an `indeterminate` or `abandoned` record after checking the system the tool
-   * touched. `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
+   * Operator: settle an `indeterminate` or `abandoned` record, or an `in_progress` one whose
+   * holder is gone (its lease expired by the store's clock), after checking the system the tool
+   * touched. An `in_progress` record whose holder is alive (its lease renewed: its body may still
+   * take effect, also after its caller was answered) is refused with `HolderAliveError` unless
+   * `options.force` gives a reason (issue #27). `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
    * the key so the call may run again. `by` and `reason` are kept with the resolution (read them
    * with {@link Guard.resolutions}); a `tool.resolved` event tells the listener.
    *
@@ -260,8 +263,9 @@ export class Guard {
    * `{ fence, owner }`, e.g. from `guard.list`), else the one the guard reads first. Answers:
    * `resolved`; `not_found` (no live record); `changed` (another holder is under the key now:
    * another attempt, or a new life after a release or expiry; `record` is the one there, nothing
-   * written; look again before deciding); `not_resolvable` (not indeterminate or abandoned).
-   * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`
+   * written; look again before deciding); `not_resolvable` (already completed).
+   * @throws HolderAliveError the record's holder is alive and `force` was not given (nothing changed)
+   * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`, or `force` is not `{ reason }`
    * @throws OutcomeEncodingError the codec cannot encode the outcome (nothing changed)
    * @throws StoreInputError `by`, `reason`, `expect`, `tenant` or `retentionMs` outside the store limits (nothing changed)
    * @throws StoreUnavailableError
@@ -272,10 +276,10 @@ export class Guard {
     options: ResolveOptions = {},
   ): Promise<ResolveResult> {
     const ref = { tenant: options.tenant ?? this.tenant, key };
-    const retentionMs =
-      options.retentionMs ?? this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
+    // The record's own retention (its call's) unless the operator gives one (issue #27).
+    const fallbackMs = this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
     const storeResolution = storeResolutionOf(this.runtime, resolution, options);
-    return resolveRecord(this.runtime, ref, storeResolution, retentionMs);
+    return resolveRecord(this.runtime, ref, storeResolution, { givenMs: options.retentionMs, fallbackMs });
   }
 
   /**

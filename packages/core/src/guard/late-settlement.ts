@@ -26,9 +26,9 @@ export interface HeldAttempt {
 /**
  * Rule G4: a timeout or the caller's abort while the body runs is answered at once. The claim is
  * kept (and renewed) until the body settles and is then settled as usual, so a retry waits and
- * replays instead of running beside it. EFFECTFUL: unknown to this caller; if the body has not
- * settled `waitTimeoutMs` later the record is marked indeterminate (a late value still completes
- * it). Returns the error to throw.
+ * replays instead of running beside it. EFFECTFUL: unknown to this caller; the record stays
+ * `in_progress` under a renewed lease until the body settles (its value completes the record, its
+ * error marks it indeterminate). Returns the error to throw.
  */
 export function answerInterruption<T>(
   attempt: HeldAttempt,
@@ -56,28 +56,15 @@ function settleInterruptedBody<T>(
 ): void {
   const { runtime, state, holder, keeper } = attempt;
   const { policy, ref } = state;
-  let settledInTime = false;
-  let grace: NodeJS.Timeout | undefined;
-  if (policy.kind === Idempotency.EFFECTFUL) {
-    grace = setTimeout(() => {
-      if (settledInTime) return;
-      void runtime.store
-        .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
-        .catch(() => undefined)
-        .finally(() => keeper.stop());
-    }, policy.waitTimeoutMs);
-    grace.unref();
-  }
+  // The lease is renewed until the body settles, however long after its caller was answered:
+  // while it runs the record stays `in_progress` under a live lease, so a retry waits
+  // (OutcomePendingError) and an operator is refused (HolderAliveError) instead of being offered
+  // a decision about a body that may still take effect (issue #27: marking it indeterminate and
+  // stopping the renewals let an operator's release and a retry pay twice).
   bodyPromise
     .then(
-      (value) => {
-        settledInTime = true;
-        clearTimeout(grace);
-        return completeLate(attempt, value);
-      },
+      (value) => completeLate(attempt, value),
       async (error: unknown) => {
-        settledInTime = true;
-        clearTimeout(grace);
         if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
           await runtime.releaseQuietly(ref, holder);
         } else {

@@ -42,6 +42,21 @@ export interface IdempotencyRecord {
   readonly leaseExpiresAtMs: number;
   /** Retention deadline (epoch ms, store clock): the record is gone after it. */
   readonly expiresAtMs: number;
+  /**
+   * The retention window (ms) the call was claimed with (`ClaimOptions.retentionMs`): how long
+   * the record is kept once it settles. An operator's resolution keeps it unless the operator
+   * gives another (issue #27). Reported by `get` and `claim` on every store of this repository;
+   * optional for stores written before it.
+   */
+  readonly retentionMs?: number;
+  /**
+   * The name of the codec of the guard whose claim created this life of the record (`json` for
+   * the default): outcomes of it, the call's own and an operator's, must be encoded with it. An
+   * operator tool that encodes otherwise refuses before writing (issue #27). A guard whose codec
+   * has no name records `custom` (`OutcomeCodec.name`); absent on records written before it
+   * existed, or by a store that does not keep it.
+   */
+  readonly codec?: string;
   /** The recorded outcome, as encoded by the guard's codec. Present when `completed`. */
   readonly outcome?: string;
   /** Why the outcome is unknown (`indeterminate`) or the call was given up (`abandoned`). */
@@ -119,6 +134,8 @@ export interface ClaimOptions {
   readonly callId?: string;
   /** The policy's human description of the call; recorded for operators (see `IdempotencyRecord`). */
   readonly description?: string;
+  /** The name of the guard's codec (`OutcomeCodec.name`); recorded for operators (see `IdempotencyRecord.codec`). */
+  readonly codec?: string;
   /**
    * When true, a record with another tool or another fingerprint is a `conflict`, reported before
    * any other state (business keys and `'call'` keys). When false only the tool is checked.
@@ -198,12 +215,27 @@ export interface ResolutionCondition {
   readonly expect?: Holder;
 }
 
-/** How an operator settles an `indeterminate` or `abandoned` record. */
+/**
+ * Settling a record whose holder's lease is still live (its body may still take effect): refused
+ * (`holder_alive`) unless forced, with a reason that is kept in the resolution entry.
+ */
+export interface ResolutionForce {
+  /**
+   * Resolve even an `in_progress` record whose lease is live by the store's clock (the body may
+   * still be running: issue #27, "two refunds"). Requires `reason`; the entry says `forced: true`.
+   */
+  readonly force?: true;
+}
+
+/**
+ * How an operator settles an `indeterminate` or `abandoned` record, or an `in_progress` one whose
+ * holder's lease expired (its holder is gone) or, with `force`, is still live.
+ */
 export type Resolution =
   /** The effect happened; this is its outcome (encoded by the guard's codec). */
-  | ({ readonly outcome: string } & ResolutionAudit & ResolutionCondition)
+  | ({ readonly outcome: string } & ResolutionAudit & ResolutionCondition & ResolutionForce)
   /** The effect did not happen; delete the record so the call may run again. */
-  | ({ readonly released: true } & ResolutionAudit & ResolutionCondition);
+  | ({ readonly released: true } & ResolutionAudit & ResolutionCondition & ResolutionForce);
 
 /**
  * One operator resolution, as the store keeps it (written in the same atomic step as the
@@ -216,8 +248,11 @@ export interface ResolutionEntry {
   readonly tool: string;
   /** `completed`: the operator stated the outcome; `released`: the key was freed to run again. */
   readonly action: 'completed' | 'released';
-  /** The state the record was in when it was resolved. */
-  readonly fromState: 'indeterminate' | 'abandoned';
+  /**
+   * The state the record was in when it was resolved: `in_progress` when its holder's lease had
+   * expired, or was live and the resolution was forced (`forced`).
+   */
+  readonly fromState: 'indeterminate' | 'abandoned' | 'in_progress';
   /** Fence and attempt of the record when it was resolved. */
   readonly fence: number;
   readonly attempt: number;
@@ -225,6 +260,8 @@ export interface ResolutionEntry {
   readonly error?: RecordedError;
   readonly by?: string;
   readonly reason?: string;
+  /** Present (true) when the holder's lease was live and the operator forced the resolution. */
+  readonly forced?: true;
   /** When it was resolved (epoch ms, store clock). */
   readonly atMs: number;
 }
@@ -274,7 +311,7 @@ export interface ListPage {
 /**
  * Answer of {@link IdempotencyStore.resolve}, decided in the same atomic step as the resolution.
  * The checks run in this order: the record exists, then its holder (when `expect` is given), then
- * its state.
+ * its state, then (`in_progress`) its lease.
  */
 export type ResolveResult =
   | { readonly status: 'resolved' }
@@ -286,8 +323,13 @@ export type ResolveResult =
    * now under the key.
    */
   | { readonly status: 'changed'; readonly record: IdempotencyRecord }
-  /** Only `indeterminate` and `abandoned` records can be resolved; nothing changed. */
-  | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord };
+  /** A `completed` record cannot be resolved; nothing changed. */
+  | { readonly status: 'not_resolvable'; readonly record: IdempotencyRecord }
+  /**
+   * The record is `in_progress` and its holder's lease is live by the store's clock: its body may
+   * still take effect, so it is not settled unless `force` is given; nothing changed.
+   */
+  | { readonly status: 'holder_alive'; readonly record: IdempotencyRecord };
 
 export type WaitResult =
   /** The record left `in_progress` (completed, indeterminate, abandoned) or was deleted. */
@@ -373,10 +415,12 @@ export interface IdempotencyStore {
   get(ref: RecordRef): Promise<IdempotencyRecord | null>;
 
   /**
-   * Operator: settle an `indeterminate` or `abandoned` record as completed with an outcome
-   * (retention restarts) or as released (deleted). With `resolution.expect`, only if the record's
-   * fence and owner are those (else `changed`, nothing written): the operator settles the record
-   * it looked at, never a later life of the key.
+   * Operator: settle an `indeterminate` or `abandoned` record, or an `in_progress` one whose lease
+   * expired by the store's clock, as completed with an outcome (retention restarts) or as released
+   * (deleted). An `in_progress` record whose lease is live is `holder_alive` (nothing written)
+   * unless `resolution.force`. With `resolution.expect`, only if the record's fence and owner are
+   * those (else `changed`, nothing written): the operator settles the record it looked at, never
+   * a later life of the key. Checks in this order: exists, holder, state, lease.
    * @throws StoreInputError (a bad resolution or `expect`; nothing written)
    * @throws StoreUnavailableError
    */

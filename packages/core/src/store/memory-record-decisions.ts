@@ -3,7 +3,7 @@
 import type { RecordRef, Resolution, ResolveResult } from './idempotency-store.js';
 import type { ResolutionJournal } from './memory-listing.js';
 import { type MemoryRecords, recordId, resolutionEntry, snapshot } from './memory-records.js';
-import { resolutionApplies } from './store-input.js';
+import { resolutionApplies, resolveDecision } from './store-input.js';
 
 export function decideResolve(
   records: MemoryRecords,
@@ -19,9 +19,10 @@ export function decideResolve(
   if (!resolutionApplies(record, resolution)) {
     return { result: { status: 'changed', record: snapshot(record) }, settled: false };
   }
-  if (record.state !== 'indeterminate' && record.state !== 'abandoned') {
-    return { result: { status: 'not_resolvable', record: snapshot(record) }, settled: false };
-  }
+  // A completed record is settled; a live holder's body may still take effect (issue #27).
+  const decision = resolveDecision(record, resolution, now);
+  if (decision !== 'settle')
+    return { result: { status: decision, record: snapshot(record) }, settled: false };
   const entry = resolutionEntry(record, resolution, now);
   if ('outcome' in resolution) {
     record.state = 'completed';

@@ -9,6 +9,7 @@ import type {
   Resolution,
   ResolutionEntry,
 } from './idempotency-store.js';
+import { overridesLiveHolder } from './store-input.js';
 
 type VisibleRecord = { -readonly [K in keyof IdempotencyRecord]: IdempotencyRecord[K] };
 
@@ -51,6 +52,7 @@ export function snapshot(record: MutableRecord): IdempotencyRecord {
     owner: record.owner,
     leaseExpiresAtMs: record.leaseExpiresAtMs,
     expiresAtMs: record.expiresAtMs,
+    retentionMs: record.retentionMs,
   };
   copyOptional(record, visible);
   return visible;
@@ -68,6 +70,8 @@ type CopiedField =
   | 'owner'
   | 'leaseExpiresAtMs'
   | 'expiresAtMs'
+  | 'retentionMs'
+  | 'codec'
   | 'outcome'
   | 'error'
   | 'runId'
@@ -88,6 +92,7 @@ function copyOptional(from: MutableRecord, to: VisibleRecord): void {
   if (from.claimedAtMs !== undefined) to.claimedAtMs = from.claimedAtMs;
   if (from.updatedAtMs !== undefined) to.updatedAtMs = from.updatedAtMs;
   if (from.resolution !== undefined) to.resolution = from.resolution;
+  if (from.codec !== undefined) to.codec = from.codec;
 }
 
 /** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
@@ -112,6 +117,7 @@ export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): M
     claimedAtMs: now,
     updatedAtMs: now,
     resolution: undefined,
+    codec: options.codec,
     retentionMs: options.retentionMs,
   };
 }
@@ -123,7 +129,7 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
     tenant: record.tenant,
     tool: record.tool,
     action: 'outcome' in resolution ? 'completed' : 'released',
-    fromState: record.state as 'indeterminate' | 'abandoned',
+    fromState: record.state as ResolutionEntry['fromState'],
     fence: record.fence,
     attempt: record.attempt,
     atMs: now,
@@ -131,6 +137,7 @@ export function resolutionEntry(record: MutableRecord, resolution: Resolution, n
   if (record.error !== undefined) entry.error = { ...record.error };
   if (resolution.by !== undefined) entry.by = resolution.by;
   if (resolution.reason !== undefined) entry.reason = resolution.reason;
+  if (overridesLiveHolder(record, now)) entry.forced = true;
   return entry;
 }
 

@@ -16,9 +16,11 @@ import type {
   ListState,
   RecordedError,
   RecordRef,
+  RecordState,
   Resolution,
   ResolutionAudit,
   ResolutionCondition,
+  ResolutionForce,
 } from './idempotency-store.js';
 
 /** Longest tenant, tool name, key, owner and fingerprint, in UTF-16 code units. */
@@ -146,6 +148,7 @@ export function checkClaimOptions(options: ClaimOptions): void {
   if (options.callId !== undefined) checkName('callId', options.callId, MAX_ID_LENGTH);
   if (options.description !== undefined)
     checkText('description', options.description, MAX_DESCRIPTION_LENGTH);
+  if (options.codec !== undefined) checkName('codec', options.codec, MAX_NAME_LENGTH);
 }
 
 /** Operator text (a description, a reason): a well-formed string without NUL, 1..maxLength code units. */
@@ -226,6 +229,41 @@ export function checkResolution(resolution: Resolution): void {
   }
   checkResolutionAudit(resolution);
   checkResolutionCondition(resolution);
+  checkResolutionForce(resolution);
+}
+
+/** `force`, when present: `true`, with a reason (it is kept in the entry). @throws StoreInputError */
+export function checkResolutionForce(resolution: ResolutionAudit & ResolutionForce): void {
+  const force = (resolution as { force?: unknown }).force;
+  if (force === undefined) return;
+  if (force !== true) throw new StoreInputError('force', 'must be true when present');
+  if (resolution.reason === undefined || resolution.reason.length === 0) {
+    throw new StoreInputError('reason', 'a forced resolution needs a reason (it is kept in the history)');
+  }
+}
+
+/**
+ * What a resolve may do with a record that exists and has the expected holder, by its state and
+ * lease at the store's `nowMs`: settle it, or answer `not_resolvable` (completed) or
+ * `holder_alive` (in progress, lease live, not forced). For stores deciding in their own step
+ * (MemoryStore, SQLite); the others decide the same in their script or statement.
+ */
+export function resolveDecision(
+  record: { readonly state: RecordState; readonly leaseExpiresAtMs: number },
+  resolution: ResolutionForce,
+  nowMs: number,
+): 'settle' | 'not_resolvable' | 'holder_alive' {
+  if (record.state === 'completed') return 'not_resolvable';
+  if (record.state !== 'in_progress' || record.leaseExpiresAtMs <= nowMs) return 'settle';
+  return resolution.force === true ? 'settle' : 'holder_alive';
+}
+
+/** Whether settling this record overrides a live holder (the entry then says `forced`). */
+export function overridesLiveHolder(
+  record: { readonly state: RecordState; readonly leaseExpiresAtMs: number },
+  nowMs: number,
+): boolean {
+  return record.state === 'in_progress' && record.leaseExpiresAtMs > nowMs;
 }
 
 /** `expect` of a resolution, when present: a holder. @throws StoreInputError */

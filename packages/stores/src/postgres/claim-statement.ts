@@ -25,6 +25,7 @@ export function claimRow(
     options.runId ?? null, // kept for operators
     options.callId ?? null,
     options.description ?? null,
+    options.codec ?? null, // the guard's codec, kept with a new life (0007_record_codec.sql)
   ]);
 }
 

@@ -82,6 +82,9 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       resolutions_expires_index: quoteIdentifier(`${table}_res_expires`),
       // migration 0005 (the claim decision as a function, #22)
       claim_function: qualify(`${table}_claim`),
+      // migration 0006 (resolving a record in progress, #27)
+      resolutions_table_literal: quoteLiteral(qualify(`${table}_resolutions`)),
+      resolutions_from_state_check: quoteIdentifier(`${table}_res_from_state`),
     },
   };
 }

@@ -30,6 +30,7 @@ export async function resolveRecord(
       resolution.reason ?? null,
       resolution.expect?.fence ?? null, // the holder the operator saw (NULL: any holder)
       resolution.expect?.owner ?? null,
+      resolution.force === true, // settle even a live holder (issue #27)
     ]);
   } else {
     row = await runner.queryOne('resolve', runner.sql.resolveReleased, [
@@ -40,15 +41,18 @@ export async function resolveRecord(
       resolution.reason ?? null,
       resolution.expect?.fence ?? null,
       resolution.expect?.owner ?? null,
+      resolution.force === true,
     ]);
   }
   if (row === undefined) return { status: 'not_found' };
   if (row.changed === true) return { status: 'resolved' };
-  // The row is the record the statement locked and decided on: judge why it did not change.
+  // The row is the record the statement locked and decided on: judge why it did not change. With
+  // the expected holder, only a completed record or a live holder (not forced) is left unchanged.
   const record = toRecord(row);
-  return resolutionApplies(record, resolution)
-    ? { status: 'not_resolvable', record }
-    : { status: 'changed', record };
+  if (!resolutionApplies(record, resolution)) return { status: 'changed', record };
+  return record.state === 'in_progress'
+    ? { status: 'holder_alive', record }
+    : { status: 'not_resolvable', record };
 }
 
 export async function forgetTenant(runner: StatementRunner, tenant: string): Promise<number> {

@@ -36,6 +36,11 @@ export function toRecord(row: Row): IdempotencyRecord {
     owner: String(row.owner),
     leaseExpiresAtMs: Number(row.lease_expires_at_ms),
     expiresAtMs: Number(row.expires_at_ms),
+    // The statements that answer with a whole record (get, claim, resolve, holder answers) carry it.
+    ...(typeof row.codec === 'string' ? { codec: row.codec } : {}),
+    ...(row.retention_ms === undefined || row.retention_ms === null
+      ? {}
+      : { retentionMs: Number(row.retention_ms) }),
   };
   const outcome = readOutcome(row);
   if (outcome !== undefined) record.outcome = outcome;
@@ -74,5 +79,6 @@ function resolutionOf(value: unknown): ResolutionEntry {
     ...(entry.by === undefined ? {} : { by: String(entry.by) }),
     ...(entry.reason === undefined ? {} : { reason: String(entry.reason) }),
     atMs: Number(entry.atMs),
+    ...(entry.forced === true ? { forced: true } : {}),
   } as ResolutionEntry;
 }

@@ -31,6 +31,8 @@ export const ReplyCode = {
   found: 15,
   /** resolve: the record's holder is not the expected one. */
   changed: 16,
+  /** resolve: the record is in progress under a live lease (and the resolve was not forced). */
+  holderAlive: 17,
 } as const;
 
 /** A reply no script sends: a version mismatch or a broken script. Becomes StoreUnavailableError. */
@@ -89,10 +91,11 @@ export function replyNowMs(script: string, reply: unknown): number {
 /**
  * Decodes the record carried at reply[2..] (see `recordReply` in lua/includes/01-record.lua):
  * 13 elements, then runId, callId, description, claimedAtMs, updatedAtMs (18),
- * then a resolution entry's fields when an operator resolved it (28).
+ * then a resolution entry's 12 fields when an operator resolved it, then retentionMs and the
+ * codec (20 or 32).
  */
 export function decodeRecord(script: string, ref: RecordRef, reply: Reply): IdempotencyRecord {
-  if (reply.length !== 13 && reply.length !== 18 && reply.length !== 28) {
+  if (reply.length !== 13 && reply.length !== 20 && reply.length !== 32) {
     throw new UnexpectedReplyError(script, reply);
   }
   const state = text(script, reply, 2);
@@ -131,13 +134,17 @@ function operatorFields(script: string, ref: RecordRef, reply: Reply): Partial<I
   if (description !== undefined) fields.description = description;
   if (reply[16] !== null) fields.claimedAtMs = integer(script, reply, 16);
   if (reply[17] !== null) fields.updatedAtMs = integer(script, reply, 17);
-  if (reply.length === 28) fields.resolution = decodeEntry(script, ref, reply.slice(18), reply);
+  fields.retentionMs = integer(script, reply, reply.length - 2);
+  const codec = optionalText(reply.length - 1);
+  if (codec !== undefined) fields.codec = codec;
+  if (reply.length === 32) fields.resolution = decodeEntry(script, ref, reply.slice(18), reply);
   return fields;
 }
 
 /**
  * A resolution entry: action, fromState, fence, attempt, errorType, errorMessage,
- * by, reason, atMs, tool (each absent one nil), as resolve-1.lua packs it.
+ * by, reason, atMs, tool, expiresAtMs, forced (each absent one nil; `forced` 1 when true), as
+ * resolve-1.lua packs it.
  */
 export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole: unknown): ResolutionEntry {
   const field = (index: number) => {
@@ -156,7 +163,7 @@ export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole:
   const fromState = field(1);
   if (
     (action !== 'completed' && action !== 'released') ||
-    (fromState !== 'indeterminate' && fromState !== 'abandoned')
+    (fromState !== 'indeterminate' && fromState !== 'abandoned' && fromState !== 'in_progress')
   ) {
     throw new UnexpectedReplyError(script, whole);
   }
@@ -175,6 +182,7 @@ export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole:
     ...(by === undefined ? {} : { by }),
     ...(reason === undefined ? {} : { reason }),
     atMs: number(8),
+    ...(entry[11] === 1 ? { forced: true as const } : {}),
   };
 }
 
@@ -267,6 +275,8 @@ export function resolveResult(ref: RecordRef, raw: unknown): ResolveResult {
       return { status: 'changed', record: decodeRecord('resolve', ref, reply) };
     case ReplyCode.notResolvable:
       return { status: 'not_resolvable', record: decodeRecord('resolve', ref, reply) };
+    case ReplyCode.holderAlive:
+      return { status: 'holder_alive', record: decodeRecord('resolve', ref, reply) };
     default:
       throw new UnexpectedReplyError('resolve', raw);
   }

@@ -19,7 +19,8 @@ export async function readResolutions(
     const reply = asReply('resolutions', raw);
     if (Number(reply[0]) !== 15) throw new UnexpectedReplyError('resolutions', raw);
     return reply.slice(2).map((entry) => {
-      if (!Array.isArray(entry) || entry.length !== 11) throw new UnexpectedReplyError('resolutions', raw);
+      if (!Array.isArray(entry) || (entry.length !== 11 && entry.length !== 12))
+        throw new UnexpectedReplyError('resolutions', raw);
       return decodeEntry('resolutions', ref, entry, raw);
     });
   });

@@ -172,6 +172,7 @@ export class RedisStore implements IdempotencyStore {
         options.callId ?? '',
         options.description ?? '',
         Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
+        options.codec ?? '', // the guard's codec, kept with a new record
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply));
@@ -259,6 +260,7 @@ export class RedisStore implements IdempotencyStore {
         resolution.reason ?? '',
         resolution.expect?.fence ?? '', // the holder the operator saw ('' when not given)
         resolution.expect?.owner ?? '',
+        resolution.force === true ? '1' : '', // settle even a live holder (issue #27)
       ),
     );
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));

@@ -78,5 +78,7 @@ export function journalEntry(row: Readonly<Record<string, unknown>>): Resolution
     ...(row.resolved_by === null ? {} : { by: String(row.resolved_by) }),
     ...(row.reason === null ? {} : { reason: String(row.reason) }),
     atMs: Number(row.resolved_at_ms),
+    // PostgreSQL answers a boolean, SQLite an integer.
+    ...(row.forced === true || row.forced === 1 ? { forced: true as const } : {}),
   };
 }

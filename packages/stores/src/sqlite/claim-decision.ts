@@ -35,6 +35,7 @@ function claimNew(db: RecordsDatabase, ref: RecordRef, options: ClaimOptions, no
     ...callInfo(options),
     now,
     now,
+    options.codec ?? null, // the guard's codec, kept with a new life
   ]);
   return { status: 'acquired', fence: 1, attempt: 1, leaseExpiresAtMs, takeover: false };
 }

@@ -8,6 +8,7 @@ import type {
   Resolution,
   ResolutionEntry,
 } from '@toolfence/core';
+import { overridesLiveHolder } from '@toolfence/core';
 
 /** The operator columns of a record row. */
 export interface OperatorColumns {
@@ -17,6 +18,8 @@ export interface OperatorColumns {
   readonly claimed_at_ms: number | null;
   readonly updated_at_ms: number;
   readonly resolution: string | null;
+  /** The guard's codec of the claim that started this life (migration 0004); null before it. */
+  readonly codec: string | null;
 }
 
 /** What a claim records for operators: run_id, call_id, description (insert-record.sql order). */
@@ -45,6 +48,7 @@ export function operatorFieldsOf(row: OperatorColumns): Partial<IdempotencyRecor
   if (row.claimed_at_ms !== null) fields.claimedAtMs = row.claimed_at_ms;
   fields.updatedAtMs = row.updated_at_ms;
   if (row.resolution !== null) fields.resolution = JSON.parse(row.resolution) as ResolutionEntry;
+  if (typeof row.codec === 'string') fields.codec = row.codec;
   return fields;
 }
 
@@ -57,6 +61,7 @@ interface ResolvableRow {
   readonly attempt: number;
   readonly error_type: string | null;
   readonly error_message: string | null;
+  readonly lease_expires_at_ms: number;
 }
 
 /** The resolution entry of resolving `row` now. */
@@ -73,6 +78,9 @@ export function resolutionEntryOf(row: ResolvableRow, resolution: Resolution, no
     ...(resolution.by === undefined ? {} : { by: resolution.by }),
     ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
     atMs: now,
+    ...(overridesLiveHolder({ state: row.state, leaseExpiresAtMs: row.lease_expires_at_ms }, now)
+      ? { forced: true as const }
+      : {}),
   };
 }
 
@@ -92,5 +100,6 @@ export function journalRow(entry: ResolutionEntry, expiresAtMs: number): unknown
     entry.reason ?? null,
     entry.atMs,
     expiresAtMs,
+    entry.forced === true ? 1 : 0,
   ];
 }

@@ -6,7 +6,9 @@ import {
   checkOutcome,
   checkResolutionAudit,
   checkResolutionCondition,
+  checkResolutionForce,
   resolutionApplies,
+  resolveDecision,
   StoreInputError,
 } from '@toolfence/core';
 import { journalRow, resolutionEntryOf } from './operator-columns.js';
@@ -22,6 +24,7 @@ export function checkResolution(resolution: Resolution): void {
   }
   checkResolutionAudit(resolution);
   checkResolutionCondition(resolution);
+  checkResolutionForce(resolution);
 }
 
 export function decideResolve(
@@ -35,9 +38,13 @@ export function decideResolve(
   if (row === undefined) return { result: { status: 'not_found' } };
   // Another holder than the one the operator saw: another attempt or another life of the key.
   if (!resolutionApplies(row, resolution)) return { result: { status: 'changed', record: toRecord(row) } };
-  if (row.state !== 'indeterminate' && row.state !== 'abandoned') {
-    return { result: { status: 'not_resolvable', record: toRecord(row) } };
-  }
+  // A completed record is settled; a live holder's body may still take effect (issue #27).
+  const decision = resolveDecision(
+    { state: row.state, leaseExpiresAtMs: row.lease_expires_at_ms },
+    resolution,
+    now,
+  );
+  if (decision !== 'settle') return { result: { status: decision, record: toRecord(row) } };
   const entry = resolutionEntryOf(row, resolution, now);
   // The journal grows only here, so sweeping a few expired entries here keeps it bounded.
   db.sweepResolutions(now);

@@ -41,6 +41,7 @@ export function toRecord(row: RecordRow): IdempotencyRecord {
     owner: row.owner,
     leaseExpiresAtMs: row.lease_expires_at_ms,
     expiresAtMs: row.expires_at_ms,
+    retentionMs: row.retention_ms,
   };
   if (row.outcome !== null) record.outcome = row.outcome;
   if (row.error_type !== null) record.error = { type: row.error_type, message: row.error_message ?? '' };

@@ -34,6 +34,8 @@ describe('the SQLite SQL files, loaded from sql/*.sql', () => {
       'list_all_index',
       'resolutions_index',
       'resolutions_expires_index',
+      'resolutions_table_next',
+      'resolutions_table_name',
     ]);
     for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
       for (const [, name] of text.matchAll(/\{\{([a-z_]+)\}\}/g))

@@ -16,6 +16,7 @@ import type { CaseDefinition, Stores } from './case-context.js';
 import { closeStores, openStores, runnableCase, type StoreProvider } from './case-runner.js';
 import { claimCases } from './claims.js';
 import { listingCases } from './listing.js';
+import { liveHolderCases } from './live-holders.js';
 import type {
   StoreConformanceCase,
   StoreConformanceOptions,
@@ -53,6 +54,7 @@ function allCases(options: StoreConformanceOptions): readonly CaseDefinition[] {
     ...listingCases,
     ...resolutionCases,
     ...resolveConditionCases,
+    ...liveHolderCases,
   ];
 }
 

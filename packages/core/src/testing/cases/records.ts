@@ -98,12 +98,12 @@ export const recordCases: readonly CaseDefinition[] = [
     const second = await c.acquire(other, { mode: 'at-most-once' });
     equal(
       (await c.store.resolve(other, { released: true }, DAY_MS)).status,
-      'not_resolvable',
+      'holder_alive',
       'resolve in_progress',
     );
     equal(
       (await c.store.resolve(other, { outcome: '"forced"' }, DAY_MS)).status,
-      'not_resolvable',
+      'holder_alive',
       'resolve in_progress with an outcome',
     );
     fields(

@@ -19,6 +19,7 @@
     ARGV[14] sweep budget: when this claim makes a new record, it also drops up to this many
              entries of the tenant's expiry index whose record passed its retention ('0': none;
              the store asks for 64 on one claim in 16, so the sweep is off most claims' path)
+    ARGV[15] codec: the name of the guard's codec ('' when absent), kept with a new record
 
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
@@ -90,6 +91,7 @@ if not record then
     tool = tool,
     fingerprint = fingerprint,
     runId = callInfo.runId, callId = callInfo.callId, description = callInfo.description,
+    codec = given(ARGV[15]),
     claimedAtMs = now,
     updatedAtMs = now,
   }, tenant)

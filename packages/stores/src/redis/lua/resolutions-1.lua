@@ -7,7 +7,7 @@
 
   Output:
     { 15, nowMs, { action, fromState, fence, attempt, errorType|false, errorMessage|false,
-                   by|false, reason|false, atMs, tool, expiresAtMs }, ... }
+                   by|false, reason|false, atMs, tool, expiresAtMs[, forced] }, ... }
 ]]
 local journalKey = KEYS[1]
 

@@ -3,5 +3,5 @@
 INSERT OR REPLACE INTO {{table}}
   (tenant, "key", tool, fingerprint, state, fence, attempt, owner,
    lease_expires_at_ms, expires_at_ms, retention_ms, outcome, error_type, error_message,
-   run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution)
-VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?, NULL);
+   run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution, codec)
+VALUES (?, ?, ?, ?, 'in_progress', 1, 1, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?, ?, ?, ?, NULL, ?);

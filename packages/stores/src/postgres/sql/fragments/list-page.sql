@@ -3,8 +3,8 @@
 SELECT
   tenant, key, tool, fingerprint, state, fence, attempt, owner,
   floor(extract(epoch FROM lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms,
-  error_type, error_message, run_id, call_id, description,
+  floor(extract(epoch FROM expires_at) * 1000)::float8 AS expires_at_ms, retention_ms,
+  error_type, error_message, run_id, call_id, description, codec,
   floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
   floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
   resolution,

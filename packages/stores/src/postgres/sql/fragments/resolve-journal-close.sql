@@ -1,5 +1,5 @@
 -- Closes the `journal` CTE opened by resolve-journal-open.sql: the entry is written on the same
 -- condition as the change, in the same statement.
   FROM current
-  WHERE current.state IN ('indeterminate', 'abandoned') AND EXISTS (SELECT 1 FROM expected)
+  WHERE EXISTS (SELECT 1 FROM resolvable)
 )

@@ -31,9 +31,9 @@ SELECT
   seen.tenant, seen.key, seen.tool, seen.fingerprint, seen.state,
   seen.fence, seen.attempt, seen.owner,
   floor(extract(epoch FROM seen.lease_expires_at) * 1000)::float8 AS lease_expires_at_ms,
-  floor(extract(epoch FROM seen.expires_at) * 1000)::float8 AS expires_at_ms,
+  floor(extract(epoch FROM seen.expires_at) * 1000)::float8 AS expires_at_ms, seen.retention_ms,
   seen.outcome, seen.outcome_bytes, seen.error_type, seen.error_message,
-  seen.run_id, seen.call_id, seen.description,
+  seen.run_id, seen.call_id, seen.description, seen.codec,
   floor(extract(epoch FROM seen.claimed_at) * 1000)::float8 AS claimed_at_ms,
   floor(extract(epoch FROM seen.updated_at) * 1000)::float8 AS updated_at_ms,
   seen.resolution

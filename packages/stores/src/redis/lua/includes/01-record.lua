@@ -155,7 +155,7 @@ local function readRecord(key)
   end
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
-    resolution, waited = cmsgpack.unpack(raw)
+    resolution, waited, codec = cmsgpack.unpack(raw)
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -170,6 +170,7 @@ local function readRecord(key)
     outcome = outcome, errorType = errorType, errorMessage = errorMessage,
     runId = runId, callId = callId, description = description,
     claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
+    codec = codec,
     -- The state and time the index entry was made for (its member is computed only when it must
     -- move, so a read-only repeat pays nothing for the index).
     indexedState = state, indexedAtMs = updatedAtMs,
@@ -181,7 +182,8 @@ local function packRecord(record)
   return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
-    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution, record.waited)
+    record.description, record.claimedAtMs, record.updatedAtMs, record.resolution, record.waited,
+    record.codec)
 end
 
 -- Writes the record and sets its expiry (retention) in one command, then its index entries
@@ -197,7 +199,8 @@ end
 -- expiresAtMs, tool, fingerprint, outcome|nil, errorType|nil, errorMessage|nil }.
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
 -- Then runId, callId, description, claimedAtMs, updatedAtMs (each false when absent) and, for a
--- record an operator resolved, the fields of its resolution entry (as resolve-1.lua packs them).
+-- record an operator resolved, the 12 fields of its resolution entry (as resolve-1.lua packs them),
+-- then retentionMs and the codec (false when absent).
 local function recordReply(code, now, record)
   local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
@@ -208,8 +211,13 @@ local function recordReply(code, now, record)
   }
   if record.resolution then
     local entry = { cmsgpack.unpack(record.resolution) }
-    for index = 1, 10 do reply[#reply + 1] = entry[index] end
+    for index = 1, 11 do reply[#reply + 1] = entry[index] end
+    -- `forced` (absent from entries written before it existed).
+    reply[#reply + 1] = entry[12] or false
   end
+  -- Last: the retention the call was claimed with (an operator's resolution keeps it).
+  reply[#reply + 1] = record.retentionMs
+  reply[#reply + 1] = record.codec or false
   return reply
 end
 
