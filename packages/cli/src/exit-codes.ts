@@ -1,13 +1,16 @@
 /**
  * Exit codes of `toolfence` (docs/operations.md, "Exit codes"):
  * 0 done, 1 not found or not resolvable, 2 usage (bad options, refused input, an ambiguous key
- * abbreviation), 3 store unavailable or not set up (a namespace with nothing of toolfence's too).
+ * abbreviation), 3 store unavailable or not set up (a namespace with nothing of toolfence's too),
+ * 4 a write's result is unknown (it was sent and not answered in time: it may have been applied;
+ * reload the record and look before deciding again).
  */
 export const ExitCode = {
   done: 0,
   notFound: 1,
   usage: 2,
   storeUnavailable: 3,
+  outcomeUnknown: 4,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -19,7 +19,7 @@ export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-er
 export { type CallStopError, isCallStopError, stopReport } from './errors/stop-errors.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
-export { StoreUnavailableError } from './errors/store-unavailable-error.js';
+export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
 export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
