@@ -71,11 +71,16 @@ export interface GuardOptions {
    * A secret of at least 32 bytes (a `Uint8Array`, or a string taken as its UTF-8 bytes) that makes
    * every idempotency key and arguments fingerprint an HMAC-SHA-256 instead of a plain SHA-256, so
    * a record's fingerprint cannot be reversed by guessing low-entropy arguments (a PIN, an amount).
-   * Rotating it changes every key: records under the old secret are not found and age out within
-   * the retention window (docs/key-spec.md, "Keyed mode"). Default: none (plain SHA-256).
-   * @throws PolicyError (from the constructor) when it is shorter than 32 bytes or not a secret.
+   * Rotating it changes every key. During a rotation give `[current, previous]`: keys are made and
+   * claimed with `current`, and a call whose claim starts a fresh record also looks its key up
+   * under `previous` (one more store read, and only then), so a call completed, stopped
+   * (indeterminate, abandoned) or still running under the previous secret is replayed, stopped
+   * or waited for, never run a second time (docs/key-spec.md section 6.4, the rotation
+   * procedure and its race window). Default: none (plain SHA-256).
+   * @throws PolicyError (from the constructor) when a secret is shorter than 32 bytes or not a
+   *   secret, or `previous` is `current`.
    */
-  readonly keySecret?: KeySecret;
+  readonly keySecret?: KeySecret | readonly [current: KeySecret, previous: KeySecret];
   /**
    * OpenTelemetry: an `execute_tool {tool}` span per guarded call and the `toolfence.guard.*`
    * metrics (docs/observability.md). Default: none (nothing of OpenTelemetry is loaded or called).
@@ -132,6 +137,8 @@ export class Guard {
   readonly tenant: string;
   private readonly defaults: PolicyDefaults;
   private readonly keySecret: KeySecret | undefined;
+  /** The previous secret of a rotation (`keySecret: [current, previous]`), looked up only. */
+  private readonly previousKeySecret: KeySecret | undefined;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
   private readonly flights = new Map<string, Flight>();
   private readonly runtime: GuardRuntime;
@@ -157,15 +164,11 @@ export class Guard {
       options.onEvent,
       stepBudgetOf(options.store, options.storeStepTimeoutMs),
     );
-    if (Object.hasOwn(options, 'keySecret')) {
-      // An explicit undefined is refused too: an unset environment variable must not quietly
-      // switch keyed mode off.
-      const problem = keySecretProblem(options.keySecret);
-      if (problem !== undefined) throw new PolicyError('keySecret', problem);
-    }
-    // A copy: bytes the caller changes later (or shares with another thread) must not change keys.
-    const secret = options.keySecret;
+    const [secret, previous] = keySecretsOf(options);
+    // Copies: bytes the caller changes later (or shares with another thread) must not change keys.
     this.keySecret = secret === undefined || typeof secret === 'string' ? secret : Uint8Array.from(secret);
+    this.previousKeySecret =
+      previous === undefined || typeof previous === 'string' ? previous : Uint8Array.from(previous);
     // Check the defaults once, where they are written.
     resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
   }
@@ -224,7 +227,7 @@ export class Guard {
       const context = readOnlyContext(call, this.tenant);
       return await runWithToolCall(context, () => body(context));
     }
-    const state = callStateOf(call, policy, this.tenant, this.keySecret);
+    const state = callStateOf(call, policy, this.tenant, this.keySecret, this.previousKeySecret);
     trace?.attach(state);
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
@@ -317,6 +320,40 @@ export class Guard {
     }
     return resolved;
   }
+}
+
+/**
+ * `keySecret` as `[current, previous]` (previous undefined when not rotating), checked.
+ * @throws PolicyError
+ */
+function keySecretsOf(options: GuardOptions): [KeySecret | undefined, KeySecret | undefined] {
+  if (!Object.hasOwn(options, 'keySecret')) return [undefined, undefined];
+  const given: unknown = options.keySecret;
+  if (!Array.isArray(given)) {
+    // An explicit undefined is refused too: an unset environment variable must not quietly
+    // switch keyed mode off.
+    const problem = keySecretProblem(given);
+    if (problem !== undefined) throw new PolicyError('keySecret', problem);
+    return [given as KeySecret, undefined];
+  }
+  if (given.length !== 2) {
+    throw new PolicyError(
+      'keySecret',
+      `must be one secret or [current, previous] (a rotation, docs/key-spec.md section 6.4), got ${given.length} secrets`,
+    );
+  }
+  const [current, previous] = given as [unknown, unknown];
+  for (const [name, secret] of [
+    ['current', current],
+    ['previous', previous],
+  ] as const) {
+    const problem = keySecretProblem(secret);
+    if (problem !== undefined) throw new PolicyError('keySecret', `the ${name} secret ${problem}`);
+  }
+  if (Buffer.from(current as KeySecret).equals(Buffer.from(previous as KeySecret))) {
+    throw new PolicyError('keySecret', 'the previous secret is the current one: nothing is being rotated');
+  }
+  return [current as KeySecret, previous as KeySecret];
 }
 
 /** The arguments of `guard.run`, checked before anything else. */
