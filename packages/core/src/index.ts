@@ -33,6 +33,7 @@ export {
   type ResolveOptions,
 } from './guard/guard.js';
 export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
+export type { ErrorDescriber } from './guard/recorded-error.js';
 export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
 export {
   argumentsFingerprint,

@@ -32,6 +32,8 @@ export interface GuardEvent {
   /**
    * The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`, and
    * `tool.pending` (a waiter gave up after `waitTimeoutMs`: the outcome is pending, not failed).
+   * A body's error is recorded as the store records it: its type and code, the message
+   * `(message not recorded)` unless `GuardOptions.describeError` gives one (issue 30, item 6).
    */
   readonly error?: { readonly type: string; readonly message: string };
   /** For `tool.completed`: false when the result could not be recorded (store unreachable). */

@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto';
 import type { OutcomeCodec } from '../codec/outcome-codec.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
-import type { Holder, IdempotencyRecord, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
+import type {
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  RecordedError,
+  RecordRef,
+} from '../store/idempotency-store.js';
 import { isWellFormedText, MAX_OUTCOME_LENGTH } from '../store/store-input.js';
 import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
 import type { AttemptInfo, CallState } from './call-state.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+import { type ErrorDescriber, recordedError } from './recorded-error.js';
 import type { StepBudget } from './step-budget.js';
 
 /**
@@ -23,7 +30,14 @@ export class GuardRuntime {
     private readonly onEvent: GuardEventListener | undefined,
     /** The deadline of each guard step (step-budget.ts). */
     readonly stepBudget: StepBudget = { budgetMs: undefined, boundsFirstTry: false },
+    /** `GuardOptions.describeError` (recorded-error.ts). */
+    private readonly describeErrorHook: ErrorDescriber | undefined = undefined,
   ) {}
+
+  /** A body's error as it is recorded and emitted: type and code, a message only from the hook. */
+  recordError(error: unknown): RecordedError {
+    return recordedError(error, this.describeErrorHook);
+  }
 
   /** A fresh owner id for a claim: unique to this guard and to the claim. */
   nextOwner(): string {
@@ -140,14 +154,16 @@ export class GuardRuntime {
     durationMs: number,
     attemptInfo: AttemptInfo,
   ): Promise<IndeterminateOutcomeError> {
-    const recorded = describeError(error);
+    const recorded = this.recordError(error);
     try {
       await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
     } catch {
       // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
     }
     this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    return indeterminateOutcomeError(state, attemptInfo, recorded, { cause: error });
+    // The caller, in this process, gets the reason whole (it holds the error as `cause` anyway);
+    // only what is stored and emitted follows describeError (issue 30, item 6).
+    return indeterminateOutcomeError(state, attemptInfo, describeError(error), { cause: error });
   }
 
   /** A store operation whose failure is reported as the guard reports store errors. */

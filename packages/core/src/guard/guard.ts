@@ -36,6 +36,7 @@ import {
   resolveRecord,
   storeResolutionOf,
 } from './operator.js';
+import type { ErrorDescriber } from './recorded-error.js';
 import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
@@ -99,6 +100,17 @@ export interface GuardOptions {
    * @throws RangeError (from the constructor) when not a whole number of ms in 1..2^31-1.
    */
   readonly storeStepTimeoutMs?: number;
+  /**
+   * The message recorded for an error a body threw (or a caller's abort reason): `{ message }`,
+   * e.g. a redacted form of it. By default only the error's type (its name, or the `code` of a
+   * plain Error) and its `code` are recorded, never its message, which is often built from the
+   * arguments (a card number, an e-mail address): what lands in the store, `toolfence list`,
+   * the console, events and spans (docs/operations.md, "Descriptions"). toolfence's own errors
+   * (`ToolTimeoutError`, `LeaseLostError`) are recorded whole. A hook that throws or returns no
+   * `message` records the default; its text is cut to 2,000 characters.
+   * @throws PolicyError (from the constructor) when it is not a function.
+   */
+  readonly describeError?: ErrorDescriber;
 }
 
 /** One call to guard. */
@@ -163,6 +175,7 @@ export class Guard {
       options.codec ?? jsonOutcomeCodec,
       options.onEvent,
       stepBudgetOf(options.store, options.storeStepTimeoutMs),
+      describeErrorOf(options),
     );
     const [secret, previous] = keySecretsOf(options);
     // Copies: bytes the caller changes later (or shares with another thread) must not change keys.
@@ -320,6 +333,13 @@ export class Guard {
     }
     return resolved;
   }
+}
+
+/** `describeError`, checked. @throws PolicyError */
+function describeErrorOf(options: GuardOptions): ErrorDescriber | undefined {
+  const hook: unknown = options.describeError;
+  if (hook === undefined || typeof hook === 'function') return hook as ErrorDescriber | undefined;
+  throw new PolicyError('describeError', `must be a function (error) => { message }, got ${typeof hook}`);
 }
 
 /**

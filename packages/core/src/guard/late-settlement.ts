@@ -38,14 +38,15 @@ export function answerInterruption<T>(
 ): unknown {
   const { runtime, state, info } = attempt;
   const cause = interruption?.error;
-  const recordedCause = describeError(cause);
+  const recordedCause = runtime.recordError(cause);
   settleInterruptedBody(attempt, bodyPromise, recordedCause);
   if (state.policy.kind === Idempotency.IDEMPOTENT) {
     runtime.emit('tool.failed', state, info, { error: recordedCause, durationMs });
     return cause;
   }
   runtime.emit('tool.indeterminate', state, info, { error: recordedCause, durationMs });
-  return indeterminateOutcomeError(state, info, recordedCause, { cause });
+  // The caller gets the reason whole; the store and the events get what describeError allows.
+  return indeterminateOutcomeError(state, info, describeError(cause), { cause });
 }
 
 /** Settle the claim of an interrupted body when it settles; the lease is kept until then. */
@@ -81,7 +82,7 @@ function settleInterruptedBody<T>(
         if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
           await runtime.releaseQuietly(ref, holder);
         } else {
-          await runtime.store.markIndeterminate(ref, holder, describeError(error), policy.retentionMs);
+          await runtime.store.markIndeterminate(ref, holder, runtime.recordError(error), policy.retentionMs);
         }
       },
     )
