@@ -7,6 +7,14 @@ export type GuardEventType =
   | 'tool.waiting'
   | 'tool.pending'
   | 'tool.indeterminate'
+  /**
+   * An EFFECTFUL caller was answered (`IndeterminateOutcomeError`, rule G4: its timeout or its
+   * abort) before the body settled; the claim is held until it does. Not a record that needs a
+   * decision: a body that then returns completes the record (a retry replays it); one that fails,
+   * or is still running `waitTimeoutMs` later, leaves it indeterminate (`tool.indeterminate`
+   * then). Issue 27, item 2.
+   */
+  | 'tool.interrupted'
   | 'tool.abandoned'
   | 'tool.fenced'
   | 'tool.stale_result'

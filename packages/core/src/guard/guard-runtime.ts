@@ -23,6 +23,8 @@ import type { StepBudget } from './step-budget.js';
 export class GuardRuntime {
   private readonly instanceId = randomUUID();
   private attemptCounter = 0;
+  /** Interrupted calls whose record was already reported left indeterminate. */
+  private readonly lateMarked = new WeakSet<CallState>();
 
   constructor(
     readonly store: IdempotencyStore,
@@ -164,6 +166,30 @@ export class GuardRuntime {
     // The caller, in this process, gets the reason whole (it holds the error as `cause` anyway);
     // only what is stored and emitted follows describeError (issue 30, item 6).
     return indeterminateOutcomeError(state, attemptInfo, describeError(error), { cause: error });
+  }
+
+  /**
+   * The record of an interrupted call (its caller already answered, `tool.interrupted`) is left
+   * indeterminate, now that its body failed or ran past waitTimeoutMs: the listener hears
+   * `tool.indeterminate`, and the metric gets a late point (issue 27, item 2). Best effort: the
+   * store's mark may have failed, and then the lease's expiry makes the record indeterminate.
+   */
+  async markLateIndeterminate(
+    state: CallState,
+    holder: Holder,
+    attemptInfo: AttemptInfo,
+    recorded: RecordedError,
+  ): Promise<void> {
+    try {
+      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
+    } finally {
+      // Once per call: the grace timer and a body failing after it both mark.
+      if (!this.lateMarked.has(state)) {
+        this.lateMarked.add(state);
+        this.emit('tool.indeterminate', state, attemptInfo, { error: recorded });
+        state.trace?.lateIndeterminate(recorded.type);
+      }
+    }
   }
 
   /** A store operation whose failure is reported as the guard reports store errors. */

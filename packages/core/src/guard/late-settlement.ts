@@ -44,7 +44,9 @@ export function answerInterruption<T>(
     runtime.emit('tool.failed', state, info, { error: recordedCause, durationMs });
     return cause;
   }
-  runtime.emit('tool.indeterminate', state, info, { error: recordedCause, durationMs });
+  // Issue 27, item 2: answered before the body settled is not (yet) a record that needs a
+  // decision; `tool.indeterminate` comes if the body then fails or outlasts waitTimeoutMs.
+  runtime.emit('tool.interrupted', state, info, { error: recordedCause, durationMs });
   // The caller gets the reason whole; the store and the events get what describeError allows.
   return indeterminateOutcomeError(state, info, describeError(cause), { cause });
 }
@@ -62,8 +64,8 @@ function settleInterruptedBody<T>(
   if (policy.kind === Idempotency.EFFECTFUL) {
     grace = setTimeout(() => {
       if (settledInTime) return;
-      void runtime.store
-        .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
+      void runtime
+        .markLateIndeterminate(state, holder, attempt.info, recordedCause)
         .catch(() => undefined)
         .finally(() => keeper.stop());
     }, policy.waitTimeoutMs);
@@ -82,15 +84,15 @@ function settleInterruptedBody<T>(
         if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
           await runtime.releaseQuietly(ref, holder);
         } else {
-          await runtime.store.markIndeterminate(ref, holder, runtime.recordError(error), policy.retentionMs);
+          await runtime.markLateIndeterminate(state, holder, attempt.info, runtime.recordError(error));
         }
       },
     )
     .catch(async () => {
       // Unrecordable (the codec or the store refused it): settle the way the kind requires.
       if (policy.kind === Idempotency.EFFECTFUL) {
-        await runtime.store
-          .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
+        await runtime
+          .markLateIndeterminate(state, holder, attempt.info, recordedCause)
           .catch(() => undefined);
       } else {
         await runtime.releaseQuietly(ref, holder);
