@@ -68,7 +68,7 @@ function rotationCases(kind: StoreKind): void {
       expect(await store().get({ tenant, key: keyOf(call, OLD) })).toMatchObject({ state: 'indeterminate' });
 
       // Released by an operator ("it did not happen"): the retry runs once, under the new key.
-      expect(await rotating.resolve(keyOf(call, OLD), { released: true, by: 'ops' })).toEqual({
+      expect(await rotating.resolve(keyOf(call, OLD), { released: true }, { by: 'ops' })).toEqual({
         status: 'resolved',
       });
       expect(await rotating.run(call, async () => ({ refundId: `r-${++executions}` }))).toEqual({

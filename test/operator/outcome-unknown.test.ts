@@ -86,7 +86,7 @@ it('guard.resolve past operationTimeoutMs: outcome unknown, and the release land
   const key = await stopCall(guard, refund('api'), 'gateway timeout');
   const writer = await holdRow(key);
   try {
-    const failure = await guard.resolve(key, { released: true, by: 'alice' }).then(
+    const failure = await guard.resolve(key, { released: true }, { by: 'alice' }).then(
       () => expect.unreachable('the resolve cannot answer while the row is locked'),
       (error: unknown) => error,
     );
