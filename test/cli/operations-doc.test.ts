@@ -91,7 +91,7 @@ async function seededStore(name: string): Promise<string> {
           callId: 'call_1',
           policy: policy as unknown as IdempotencyPolicy,
         },
-        () => Promise.reject(new Error('socket hang up')),
+        () => Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })),
       )
       .catch((error: unknown) => {
         if (!(error instanceof IndeterminateOutcomeError)) throw error;

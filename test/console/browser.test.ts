@@ -59,7 +59,13 @@ describe.each(['memory', 'redis', 'postgres', 'sqlite'] as StoreName[])(
 
     beforeAll(async () => {
       opened = await openStore(storeName);
-      guard = new Guard({ store: opened.store, tenant: 'tenant-a', onEvent: (event) => events.push(event) });
+      guard = new Guard({
+        store: opened.store,
+        tenant: 'tenant-a',
+        onEvent: (event) => events.push(event),
+        // The page shows the recorded message as text: record it (the default records none).
+        describeError: (error: unknown) => ({ message: (error as Error).message }),
+      });
       const handler = createConsoleHandler({
         guard,
         basePath: BASE,

@@ -17,7 +17,11 @@ afterEach(async () => {
 describe.each(Object.keys(MOUNTS) as MountName[])('the console mounted with %s', (name) => {
   it('serves its pages and stylesheet under the base path, and a release posted through it runs the call once', async () => {
     const store = new MemoryStore();
-    const guard = new Guard({ store, tenant: 'tenant-a' });
+    const guard = new Guard({
+      store,
+      tenant: 'tenant-a',
+      describeError: (error: unknown) => ({ message: (error as Error).message }),
+    });
     mounted = await MOUNTS[name](
       createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE }),
       BASE,

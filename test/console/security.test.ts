@@ -31,7 +31,12 @@ async function start(handler: ConsoleHandler): Promise<void> {
 
 beforeEach(async () => {
   store = new MemoryStore();
-  guard = new Guard({ store, tenant: 'tenant-a' });
+  // Records the body's message, so the page's escaping of it is tested (the default records none).
+  guard = new Guard({
+    store,
+    tenant: 'tenant-a',
+    describeError: (error: unknown) => ({ message: (error as Error).message }),
+  });
   errors = [];
   await start(
     createConsoleHandler({

@@ -57,7 +57,11 @@ let origin: string;
 
 beforeEach(async () => {
   store = new SteppedStore();
-  guard = new Guard({ store, tenant: 'tenant-a' });
+  guard = new Guard({
+    store,
+    tenant: 'tenant-a',
+    describeError: (error: unknown) => ({ message: (error as Error).message }),
+  });
   const handler = createConsoleHandler({ store, guard, authorize: authorizeByHeader, basePath: BASE });
   server = createServer((request, response) => void handler(request, response));
   origin = await listen(server);

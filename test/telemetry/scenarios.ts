@@ -17,6 +17,7 @@ import {
   StoreUnavailableError,
 } from '@toolfence/core';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/wait-for.js';
 import { eventNames, FaultyStore, type Point, Telemetry } from './harness.js';
 
 /** What no span, span event or metric point may ever hold: arguments and outcomes. */
@@ -298,6 +299,118 @@ export function describeTelemetry(label: string, store: () => IdempotencyStore, 
         1,
         'IndeterminateOutcomeError',
       );
+    });
+
+    // Issue 27, item 2: the caller answered before the body settled (rule G4) is `interrupted`,
+    // not `indeterminate`: nothing needs a decision unless the record is then left indeterminate.
+    it('interrupted: the caller aborted, the body then returned: the record completes, no indeterminate anywhere', async () => {
+      setup = make();
+      const guard = setup.guard();
+      const controller = new AbortController();
+      const body = gate();
+      const started = gate();
+      const interrupted = { ...call('refund', effectful, { orderId: SECRET }), signal: controller.signal };
+      const answer = guard.run(interrupted, async () => {
+        started.open();
+        await body.wait; // ignores its signal: settles after its caller was answered
+        return { refundId: 'r-1' };
+      });
+      await started.wait;
+      controller.abort(new Error('the client went away'));
+      await expect(answer).rejects.toBeInstanceOf(IndeterminateOutcomeError);
+      const span = spanOf(setup.telemetry, interrupted.callId);
+      expectToolSpan(span, {
+        tool: 'refund',
+        kind: 'effectful',
+        outcome: 'interrupted',
+        store: storeName,
+        errorType: 'IndeterminateOutcomeError',
+      });
+      expect(eventNames(span).filter((name) => name.startsWith('toolfence.tool.'))).toEqual([
+        'toolfence.tool.started',
+        'toolfence.tool.interrupted',
+      ]);
+      await expectCalls(
+        setup.telemetry,
+        'refund',
+        'effectful',
+        'interrupted',
+        1,
+        'IndeterminateOutcomeError',
+      );
+      body.open();
+      await waitFor(
+        () => setup.events.map((event) => event.type),
+        (types) => types.includes('tool.completed'),
+        { message: 'the late completion' },
+      );
+      expect(setup.events.map((event) => event.type)).toEqual([
+        'tool.started',
+        'tool.interrupted',
+        'tool.completed',
+      ]);
+      const points = await setup.telemetry.points();
+      const indeterminate = pointsOf(points, 'toolfence.guard.calls', {
+        'toolfence.outcome': 'indeterminate',
+      });
+      expect(indeterminate).toEqual([]);
+      // The retry replays: nothing was left to settle.
+      expect(
+        await guard.run({ ...interrupted, signal: undefined }, () => ({ refundId: 'must not run' })),
+      ).toEqual({
+        refundId: 'r-1',
+      });
+    });
+
+    it('interrupted, then the body failed: the record is left indeterminate, and that is told late', async () => {
+      setup = make();
+      const guard = setup.guard();
+      const policy: IdempotencyPolicy = { ...effectful, timeoutMs: 50 };
+      const body = gate();
+      const timedOut = call('refund', policy, { orderId: SECRET });
+      const answer = guard.run(timedOut, async () => {
+        await body.wait;
+        throw new Error(`card ${SECRET} declined`);
+      });
+      await expect(answer).rejects.toBeInstanceOf(IndeterminateOutcomeError);
+      const span = spanOf(setup.telemetry, timedOut.callId);
+      expect(span.attributes['toolfence.outcome']).toBe('interrupted');
+      await expectCalls(
+        setup.telemetry,
+        'refund',
+        'effectful',
+        'interrupted',
+        1,
+        'IndeterminateOutcomeError',
+      );
+      body.open();
+      await waitFor(
+        () => setup.events.map((event) => event.type),
+        (types) => types.includes('tool.indeterminate'),
+        { message: 'the late indeterminate' },
+      );
+      expect(setup.events.map((event) => event.type)).toEqual([
+        'tool.started',
+        'tool.interrupted',
+        'tool.indeterminate',
+      ]);
+      expect(setup.events[1]?.error?.type).toBe('ToolTimeoutError');
+      expect(setup.events[2]?.error?.type).toBe('Error');
+      // The metric gets a late point, outcome indeterminate: what the page-worthy alert counts.
+      const late = pointsOf(await setup.telemetry.points(), 'toolfence.guard.calls', {
+        'toolfence.outcome': 'indeterminate',
+      });
+      expect(late).toHaveLength(1);
+      expect(late[0]).toMatchObject({ value: 1 });
+      expect(late[0]!.attributes).toMatchObject({
+        'gen_ai.tool.name': 'refund',
+        'toolfence.kind': 'effectful',
+        'toolfence.late': true,
+        'error.type': 'Error',
+      });
+      expect(JSON.stringify(setup.events)).not.toContain(SECRET);
+      const key = span.attributes['toolfence.idempotency_key'] as string;
+      expect(await store().get({ tenant: setup.tenant, key })).toMatchObject({ state: 'indeterminate' });
     });
 
     it('indeterminate: the lease lost while the body ran, then the store unreachable (the event says so too)', async () => {

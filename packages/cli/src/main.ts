@@ -191,6 +191,9 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
+/** The store operations the CLI writes with (`resolve` and `release` are both a store's resolve). */
+const writes: ReadonlySet<string> = new Set(['resolve', 'release', 'forget']);
+
 function report(error: unknown, output: Output): number {
   if (error instanceof CommanderError) {
     // Commander printed its message (and help) already.
@@ -205,6 +208,18 @@ function report(error: unknown, output: Output): number {
     return error.exitCode;
   }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (
+    StoreUnavailableError.isOutcomeUnknown(error) &&
+    writes.has((error as StoreUnavailableError).operation)
+  ) {
+    // Issue 27, item 6: a write that was sent and not answered may land later; "unavailable"
+    // (exit 3) would read as "nothing changed, try again".
+    output.err(`toolfence: ${message}`);
+    output.err(
+      'toolfence: the result is unknown: the store may have applied it. Run `toolfence inspect KEY` and look before you try again.',
+    );
+    return ExitCode.outcomeUnknown;
+  }
   if (StoreUnavailableError.isInstance(error) || StoreConfigurationError.isInstance(error)) {
     output.err(`toolfence: ${message}`);
     return ExitCode.storeUnavailable;

@@ -2,7 +2,7 @@
 // path. Every request is answered by the console with its security headers; nothing it does
 // throws to the framework.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ToolfenceError } from '@toolfence/core';
+import { StoreUnavailableError, ToolfenceError } from '@toolfence/core';
 import type { CsrfSettings } from './csrf.js';
 import { operatorOf } from './operator.js';
 import { type ConsoleOptions, type ResolvedConsoleOptions, resolveConsoleOptions } from './options.js';
@@ -35,6 +35,22 @@ function sendStylesheet(request: IncomingMessage, response: ServerResponse): voi
   response.setHeader('Content-Type', 'text/css; charset=utf-8');
   response.setHeader('Content-Length', Buffer.byteLength(STYLESHEET));
   response.end(request.method === 'HEAD' ? undefined : STYLESHEET);
+}
+
+/**
+ * Issue 27, item 6: a settlement sent and not answered in time (a row lock held past
+ * operationTimeoutMs) may land after the page is answered. "Nothing was changed; try again"
+ * would invite a second decision on a record that may already carry the first.
+ */
+const RESULT_UNKNOWN =
+  'The store did not answer in time, so this change may have been made, or may still be made in a moment. ' +
+  'Nothing here says it was not: reload the record and look at its state and history before you act again.';
+
+/** A store write (the guard's resolve) whose result is unknown. */
+function writeOutcomeUnknown(error: unknown): boolean {
+  return (
+    StoreUnavailableError.isOutcomeUnknown(error) && (error as StoreUnavailableError).operation === 'resolve'
+  );
 }
 
 async function dispatch(
@@ -92,6 +108,10 @@ async function dispatch(
         error.status,
         errorPage(context.frame, error.status, 'Bad request', error.message),
       );
+    }
+    if (target.method === 'POST' && writeOutcomeUnknown(error)) {
+      options.onError(error);
+      return sendHtml(response, 503, errorPage(context.frame, 503, 'Result unknown', RESULT_UNKNOWN));
     }
     if (ToolfenceError.hasCode(error, 'STORE_UNAVAILABLE')) {
       options.onError(error);

@@ -25,7 +25,7 @@ export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-er
 export { type CallStopError, isCallStopError, stopReport } from './errors/stop-errors.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
-export { StoreUnavailableError } from './errors/store-unavailable-error.js';
+export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
 export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
@@ -39,6 +39,7 @@ export {
   type ResolveOptions,
 } from './guard/guard.js';
 export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
+export type { ErrorDescriber } from './guard/recorded-error.js';
 export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
 export {
   argumentsFingerprint,

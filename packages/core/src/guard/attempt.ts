@@ -92,7 +92,7 @@ export async function runAttempt<T>(
       return SUPERSEDED;
     }
     if (state.policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(state.policy, error)) {
-      runtime.emit('tool.failed', state, attempt.info, { error: describeError(error), durationMs });
+      runtime.emit('tool.failed', state, attempt.info, { error: runtime.recordError(error), durationMs });
       const released = await runtime.releaseQuietly(state.ref, holder);
       // IDEMPOTENT whose claim was taken over: the current holder's answer is this caller's answer.
       // A no-effect EFFECTFUL error is the answer whatever became of the claim (nothing happened).

@@ -31,6 +31,14 @@ export interface CallState {
   flight: Flight | undefined;
   /** The call's span and metric points, when the guard has telemetry (docs/observability.md). */
   trace: CallTrace | undefined;
+  /**
+   * During a key-secret rotation (`keySecret: [current, previous]`): the same call keyed with the
+   * previous secret, derived when first needed (a claim that started a fresh record). See
+   * previous-secret.ts.
+   */
+  readonly underPreviousSecret: (() => CallState) | undefined;
+  /** For a call keyed with the previous secret: the call under the current one. */
+  readonly underCurrentSecret: CallState | undefined;
 }
 
 /**
@@ -44,6 +52,7 @@ export function callStateOf(
   policy: ResolvedPolicy,
   defaultTenant: string,
   keySecret: KeySecret | undefined,
+  previousKeySecret?: KeySecret,
 ): CallState {
   const tenant = call.tenant ?? defaultTenant;
   const tenantProblem = cachedNameProblem(tenant);
@@ -70,7 +79,7 @@ export function callStateOf(
         `(idempotency key ${key}): it would wait for itself. Call the tool's own function instead.`,
     );
   }
-  return {
+  const state: CallState = {
     call,
     policy,
     ref: { tenant, key },
@@ -84,7 +93,19 @@ export function callStateOf(
     flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint === key ? '' : fingerprint}`,
     flight: undefined,
     trace: undefined,
+    underPreviousSecret:
+      previousKeySecret === undefined
+        ? undefined
+        : () => ({
+            ...callStateOf(call, policy, defaultTenant, previousKeySecret),
+            waitStartedMs: state.waitStartedMs,
+            flight: state.flight,
+            trace: state.trace,
+            underCurrentSecret: state,
+          }),
+    underCurrentSecret: undefined,
   };
+  return state;
 }
 
 /**

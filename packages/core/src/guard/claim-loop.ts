@@ -30,6 +30,7 @@ import {
 } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 import { completeWithRetry, isRecorded } from './outcome-recording.js';
+import { rotatedLife } from './previous-secret.js';
 import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
 /** Pause before asking the store again for a claim whose reply was lost. */
@@ -99,6 +100,15 @@ export async function claimLoop<T>(
         // must not run it again on this call's behalf.
         const answer = await afterLostRecord<T>(runtime, state, holder, claim, progress);
         if (answer !== RUN_AGAIN) return answer;
+      } else if (
+        (state.underPreviousSecret !== undefined || state.underCurrentSecret !== undefined) &&
+        claim.fence === 1 &&
+        claim.attempt === 1
+      ) {
+        // A key-secret rotation: the call may have a record under the other secret (checked only
+        // here, so a guard without a rotation pays nothing).
+        const elsewhere = await rotatedLife(runtime, state, holder);
+        if (elsewhere !== undefined) return claimLoop<T>(runtime, elsewhere, body, waitingEmitted);
       }
       if (call.signal?.aborted === true) {
         // Cancelled while the claim was in flight: the body never starts, so nothing is held.

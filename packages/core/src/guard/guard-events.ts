@@ -7,6 +7,14 @@ export type GuardEventType =
   | 'tool.waiting'
   | 'tool.pending'
   | 'tool.indeterminate'
+  /**
+   * An EFFECTFUL caller was answered (`IndeterminateOutcomeError`, rule G4: its timeout or its
+   * abort) before the body settled; the claim is held until it does. Not a record that needs a
+   * decision: a body that then returns completes the record (a retry replays it); one that fails,
+   * or is still running `waitTimeoutMs` later, leaves it indeterminate (`tool.indeterminate`
+   * then). Issue 27, item 2.
+   */
+  | 'tool.interrupted'
   | 'tool.abandoned'
   | 'tool.fenced'
   | 'tool.stale_result'
@@ -32,6 +40,8 @@ export interface GuardEvent {
   /**
    * The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`, and
    * `tool.pending` (a waiter gave up after `waitTimeoutMs`: the outcome is pending, not failed).
+   * A body's error is recorded as the store records it: its type and code, the message
+   * `(message not recorded)` unless `GuardOptions.describeError` gives one (issue 30, item 6).
    */
   readonly error?: { readonly type: string; readonly message: string };
   /** For `tool.completed`: false when the result could not be recorded (store unreachable). */

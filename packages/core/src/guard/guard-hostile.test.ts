@@ -153,7 +153,7 @@ describe('Guard under hostile input and failures', () => {
   });
 
   it('an error message with NUL is recorded safely (PostgreSQL text cannot hold NUL)', async () => {
-    const { guard, store } = setup();
+    const { guard, store } = setup({ describeError: (error) => ({ message: (error as Error).message }) });
     const error = (await rejection(
       guard.run(call({ a: 1 }), () => Promise.reject(new Error('bad\u0000byte'))),
     )) as IndeterminateOutcomeError;

@@ -7,6 +7,7 @@ import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-polic
 import { MemoryStore } from '../store/memory-store.js';
 import { currentToolCall } from './call-context.js';
 import { call, effectful, idempotent, rejection, setup, sleep } from './guard.test-support.js';
+import { WITHHELD } from './recorded-error.js';
 
 describe('Guard', () => {
   it('runs a first call once and replays the recorded outcome without entering the body', async () => {
@@ -102,7 +103,8 @@ describe('Guard', () => {
     const key = (first as IndeterminateOutcomeError).key;
     expect(await store.get({ tenant: 'acme', key })).toMatchObject({
       state: 'indeterminate',
-      error: { type: 'ECONNRESET', message: 'socket hang up' },
+      // Issue 30, item 6: the type and code, never the message (no describeError hook).
+      error: { type: 'ECONNRESET', message: WITHHELD },
     });
     expect(types()).toEqual(['tool.started', 'tool.indeterminate', 'tool.indeterminate']);
   });

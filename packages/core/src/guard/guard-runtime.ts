@@ -2,11 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { type OutcomeCodec, UNNAMED_CODEC } from '../codec/outcome-codec.js';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
-import type { Holder, IdempotencyRecord, IdempotencyStore, RecordRef } from '../store/idempotency-store.js';
+import type {
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  RecordedError,
+  RecordRef,
+} from '../store/idempotency-store.js';
 import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
 import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
 import type { AttemptInfo, CallState } from './call-state.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
+import { type ErrorDescriber, recordedError } from './recorded-error.js';
 import type { StepBudget } from './step-budget.js';
 
 /** The name a codec is recorded under: its own when a store can keep it, else `custom`. */
@@ -22,6 +29,8 @@ export function codecNameOf(codec: OutcomeCodec): string {
 export class GuardRuntime {
   private readonly instanceId = randomUUID();
   private attemptCounter = 0;
+  /** Interrupted calls whose record was already reported left indeterminate. */
+  private readonly lateMarked = new WeakSet<CallState>();
 
   /** Recorded with every claim (`IdempotencyRecord.codec`): the codec's name, or `custom`. */
   readonly codecName: string;
@@ -32,8 +41,15 @@ export class GuardRuntime {
     private readonly onEvent: GuardEventListener | undefined,
     /** The deadline of each guard step (step-budget.ts). */
     readonly stepBudget: StepBudget = { budgetMs: undefined, boundsFirstTry: false },
+    /** `GuardOptions.describeError` (recorded-error.ts). */
+    private readonly describeErrorHook: ErrorDescriber | undefined = undefined,
   ) {
     this.codecName = codecNameOf(codec);
+  }
+
+  /** A body's error as it is recorded and emitted: type and code, a message only from the hook. */
+  recordError(error: unknown): RecordedError {
+    return recordedError(error, this.describeErrorHook);
   }
 
   /** A fresh owner id for a claim: unique to this guard and to the claim. */
@@ -151,14 +167,40 @@ export class GuardRuntime {
     durationMs: number,
     attemptInfo: AttemptInfo,
   ): Promise<IndeterminateOutcomeError> {
-    const recorded = describeError(error);
+    const recorded = this.recordError(error);
     try {
       await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
     } catch {
       // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
     }
     this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    return indeterminateOutcomeError(state, attemptInfo, recorded, { cause: error });
+    // The caller, in this process, gets the reason whole (it holds the error as `cause` anyway);
+    // only what is stored and emitted follows describeError (issue 30, item 6).
+    return indeterminateOutcomeError(state, attemptInfo, describeError(error), { cause: error });
+  }
+
+  /**
+   * The record of an interrupted call (its caller already answered, `tool.interrupted`) is left
+   * indeterminate, now that its body failed or ran past waitTimeoutMs: the listener hears
+   * `tool.indeterminate`, and the metric gets a late point (issue 27, item 2). Best effort: the
+   * store's mark may have failed, and then the lease's expiry makes the record indeterminate.
+   */
+  async markLateIndeterminate(
+    state: CallState,
+    holder: Holder,
+    attemptInfo: AttemptInfo,
+    recorded: RecordedError,
+  ): Promise<void> {
+    try {
+      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
+    } finally {
+      // Once per call: the grace timer and a body failing after it both mark.
+      if (!this.lateMarked.has(state)) {
+        this.lateMarked.add(state);
+        this.emit('tool.indeterminate', state, attemptInfo, { error: recorded });
+        state.trace?.lateIndeterminate(recorded.type);
+      }
+    }
   }
 
   /** A store operation whose failure is reported as the guard reports store errors. */

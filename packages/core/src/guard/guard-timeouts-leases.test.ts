@@ -40,7 +40,8 @@ describe('Guard', () => {
       outcome: '"late but true"',
     });
     expect(await guard.run(call({ a: 1 }, policy), () => 'must not run')).toBe('late but true');
-    expect(types()).toEqual(['tool.started', 'tool.indeterminate', 'tool.completed', 'tool.deduplicated']);
+    // Issue 27, item 2: answered before the body settled is `interrupted`, not a record to decide.
+    expect(types()).toEqual(['tool.started', 'tool.interrupted', 'tool.completed', 'tool.deduplicated']);
   });
 
   it('IDEMPOTENT timeout: the caller gets ToolTimeoutError at once; the claim is held until the body settles', async () => {

@@ -5,15 +5,21 @@ import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { Guard } from './guard.js';
 import type { GuardEvent } from './guard-events.js';
+import type { ErrorDescriber } from './recorded-error.js';
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 export const effectful: IdempotencyPolicy = { kind: Idempotency.EFFECTFUL };
 export const idempotent: IdempotencyPolicy = { kind: Idempotency.IDEMPOTENT };
 
-export function setup(options: { store?: IdempotencyStore } = {}) {
+export function setup(options: { store?: IdempotencyStore; describeError?: ErrorDescriber } = {}) {
   const store = options.store ?? new MemoryStore();
   const events: GuardEvent[] = [];
-  const guard = new Guard({ store, tenant: 'acme', onEvent: (event) => events.push(event) });
+  const guard = new Guard({
+    store,
+    tenant: 'acme',
+    onEvent: (event) => events.push(event),
+    ...(options.describeError === undefined ? {} : { describeError: options.describeError }),
+  });
   const types = () => events.map((event) => event.type);
   return { store, guard, events, types };
 }

@@ -36,6 +36,7 @@ import {
   resolveRecord,
   storeResolutionOf,
 } from './operator.js';
+import type { ErrorDescriber } from './recorded-error.js';
 import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
@@ -71,11 +72,16 @@ export interface GuardOptions {
    * A secret of at least 32 bytes (a `Uint8Array`, or a string taken as its UTF-8 bytes) that makes
    * every idempotency key and arguments fingerprint an HMAC-SHA-256 instead of a plain SHA-256, so
    * a record's fingerprint cannot be reversed by guessing low-entropy arguments (a PIN, an amount).
-   * Rotating it changes every key: records under the old secret are not found and age out within
-   * the retention window (docs/key-spec.md, "Keyed mode"). Default: none (plain SHA-256).
-   * @throws PolicyError (from the constructor) when it is shorter than 32 bytes or not a secret.
+   * Rotating it changes every key. During a rotation give `[current, previous]`: keys are made and
+   * claimed with `current`, and a call whose claim starts a fresh record also looks its key up
+   * under `previous` (one more store read, and only then), so a call completed, stopped
+   * (indeterminate, abandoned) or still running under the previous secret is replayed, stopped
+   * or waited for, never run a second time (docs/key-spec.md section 6.4, the rotation
+   * procedure and its race window). Default: none (plain SHA-256).
+   * @throws PolicyError (from the constructor) when a secret is shorter than 32 bytes or not a
+   *   secret, or `previous` is `current`.
    */
-  readonly keySecret?: KeySecret;
+  readonly keySecret?: KeySecret | readonly [current: KeySecret, previous: KeySecret];
   /**
    * OpenTelemetry: an `execute_tool {tool}` span per guarded call and the `toolfence.guard.*`
    * metrics (docs/observability.md). Default: none (nothing of OpenTelemetry is loaded or called).
@@ -94,6 +100,17 @@ export interface GuardOptions {
    * @throws RangeError (from the constructor) when not a whole number of ms in 1..2^31-1.
    */
   readonly storeStepTimeoutMs?: number;
+  /**
+   * The message recorded for an error a body threw (or a caller's abort reason): `{ message }`,
+   * e.g. a redacted form of it. By default only the error's type (its name, or the `code` of a
+   * plain Error) and its `code` are recorded, never its message, which is often built from the
+   * arguments (a card number, an e-mail address): what lands in the store, `toolfence list`,
+   * the console, events and spans (docs/operations.md, "Descriptions"). toolfence's own errors
+   * (`ToolTimeoutError`, `LeaseLostError`) are recorded whole. A hook that throws or returns no
+   * `message` records the default; its text is cut to 2,000 characters.
+   * @throws PolicyError (from the constructor) when it is not a function.
+   */
+  readonly describeError?: ErrorDescriber;
 }
 
 /** One call to guard. */
@@ -132,6 +149,8 @@ export class Guard {
   readonly tenant: string;
   private readonly defaults: PolicyDefaults;
   private readonly keySecret: KeySecret | undefined;
+  /** The previous secret of a rotation (`keySecret: [current, previous]`), looked up only. */
+  private readonly previousKeySecret: KeySecret | undefined;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
   private readonly flights = new Map<string, Flight>();
   private readonly runtime: GuardRuntime;
@@ -156,16 +175,13 @@ export class Guard {
       options.codec ?? jsonOutcomeCodec,
       options.onEvent,
       stepBudgetOf(options.store, options.storeStepTimeoutMs),
+      describeErrorOf(options),
     );
-    if (Object.hasOwn(options, 'keySecret')) {
-      // An explicit undefined is refused too: an unset environment variable must not quietly
-      // switch keyed mode off.
-      const problem = keySecretProblem(options.keySecret);
-      if (problem !== undefined) throw new PolicyError('keySecret', problem);
-    }
-    // A copy: bytes the caller changes later (or shares with another thread) must not change keys.
-    const secret = options.keySecret;
+    const [secret, previous] = keySecretsOf(options);
+    // Copies: bytes the caller changes later (or shares with another thread) must not change keys.
     this.keySecret = secret === undefined || typeof secret === 'string' ? secret : Uint8Array.from(secret);
+    this.previousKeySecret =
+      previous === undefined || typeof previous === 'string' ? previous : Uint8Array.from(previous);
     // Check the defaults once, where they are written.
     resolvePolicy({ kind: Idempotency.IDEMPOTENT }, this.defaults);
   }
@@ -224,7 +240,7 @@ export class Guard {
       const context = readOnlyContext(call, this.tenant);
       return await runWithToolCall(context, () => body(context));
     }
-    const state = callStateOf(call, policy, this.tenant, this.keySecret);
+    const state = callStateOf(call, policy, this.tenant, this.keySecret, this.previousKeySecret);
     trace?.attach(state);
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
@@ -321,6 +337,47 @@ export class Guard {
     }
     return resolved;
   }
+}
+
+/** `describeError`, checked. @throws PolicyError */
+function describeErrorOf(options: GuardOptions): ErrorDescriber | undefined {
+  const hook: unknown = options.describeError;
+  if (hook === undefined || typeof hook === 'function') return hook as ErrorDescriber | undefined;
+  throw new PolicyError('describeError', `must be a function (error) => { message }, got ${typeof hook}`);
+}
+
+/**
+ * `keySecret` as `[current, previous]` (previous undefined when not rotating), checked.
+ * @throws PolicyError
+ */
+function keySecretsOf(options: GuardOptions): [KeySecret | undefined, KeySecret | undefined] {
+  if (!Object.hasOwn(options, 'keySecret')) return [undefined, undefined];
+  const given: unknown = options.keySecret;
+  if (!Array.isArray(given)) {
+    // An explicit undefined is refused too: an unset environment variable must not quietly
+    // switch keyed mode off.
+    const problem = keySecretProblem(given);
+    if (problem !== undefined) throw new PolicyError('keySecret', problem);
+    return [given as KeySecret, undefined];
+  }
+  if (given.length !== 2) {
+    throw new PolicyError(
+      'keySecret',
+      `must be one secret or [current, previous] (a rotation, docs/key-spec.md section 6.4), got ${given.length} secrets`,
+    );
+  }
+  const [current, previous] = given as [unknown, unknown];
+  for (const [name, secret] of [
+    ['current', current],
+    ['previous', previous],
+  ] as const) {
+    const problem = keySecretProblem(secret);
+    if (problem !== undefined) throw new PolicyError('keySecret', `the ${name} secret ${problem}`);
+  }
+  if (Buffer.from(current as KeySecret).equals(Buffer.from(previous as KeySecret))) {
+    throw new PolicyError('keySecret', 'the previous secret is the current one: nothing is being rotated');
+  }
+  return [current as KeySecret, previous as KeySecret];
 }
 
 /** The arguments of `guard.run`, checked before anything else. */

@@ -38,14 +38,18 @@ export function answerInterruption<T>(
 ): unknown {
   const { runtime, state, info } = attempt;
   const cause = interruption?.error;
-  const recordedCause = describeError(cause);
+  const recordedCause = runtime.recordError(cause);
   settleInterruptedBody(attempt, bodyPromise, recordedCause);
   if (state.policy.kind === Idempotency.IDEMPOTENT) {
     runtime.emit('tool.failed', state, info, { error: recordedCause, durationMs });
     return cause;
   }
-  runtime.emit('tool.indeterminate', state, info, { error: recordedCause, durationMs });
-  return indeterminateOutcomeError(state, info, recordedCause, { cause });
+  // Issue 27, item 2: answered before the body settled is not (yet) a record that needs a
+  // decision; `tool.indeterminate` comes only if the body then fails (its record is then left
+  // indeterminate): while it runs, its lease is renewed and the record stays in progress.
+  runtime.emit('tool.interrupted', state, info, { error: recordedCause, durationMs });
+  // The caller gets the reason whole; the store and the events get what describeError allows.
+  return indeterminateOutcomeError(state, info, describeError(cause), { cause });
 }
 
 /** Settle the claim of an interrupted body when it settles; the lease is kept until then. */
@@ -68,15 +72,15 @@ function settleInterruptedBody<T>(
         if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
           await runtime.releaseQuietly(ref, holder);
         } else {
-          await runtime.store.markIndeterminate(ref, holder, describeError(error), policy.retentionMs);
+          await runtime.markLateIndeterminate(state, holder, attempt.info, runtime.recordError(error));
         }
       },
     )
     .catch(async () => {
       // Unrecordable (the codec or the store refused it): settle the way the kind requires.
       if (policy.kind === Idempotency.EFFECTFUL) {
-        await runtime.store
-          .markIndeterminate(ref, holder, recordedCause, policy.retentionMs)
+        await runtime
+          .markLateIndeterminate(state, holder, attempt.info, recordedCause)
           .catch(() => undefined);
       } else {
         await runtime.releaseQuietly(ref, holder);

@@ -83,5 +83,7 @@ function budgetSpent(operation: string, budget: StepBudget): StoreUnavailableErr
   return new StoreUnavailableError(
     operation,
     `no answer within the guard's store step budget (storeStepTimeoutMs ${budget.budgetMs} ms, retries included)`,
+    // The try in flight may still land (issue 27, item 6).
+    { outcome: 'unknown' },
   );
 }

@@ -84,7 +84,12 @@ export interface IdempotencyRecord {
 
 /** An error as recorded: its type name and message only (never a stack or arguments). */
 export interface RecordedError {
+  /** The error's `name`, or its `code` for a plain `Error` with one (`ECONNRESET`). */
   readonly type: string;
+  /**
+   * For a body's error: `(message not recorded)` (with its `code` when the type does not show
+   * it) unless `GuardOptions.describeError` gives a message; toolfence's own errors: their text.
+   */
   readonly message: string;
 }
 

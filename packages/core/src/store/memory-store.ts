@@ -174,7 +174,8 @@ export class MemoryStore implements IdempotencyStore {
   }
 
   private assertOpen(operation: string): void {
-    if (this.closed) throw new StoreUnavailableError(operation, 'the MemoryStore is closed');
+    if (this.closed)
+      throw new StoreUnavailableError(operation, 'the MemoryStore is closed', { outcome: 'not-applied' });
   }
 
   /** Wakes the record's waiters: it left `in_progress` (or is gone). One closure per store, not per claim. */

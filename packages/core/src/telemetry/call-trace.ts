@@ -41,6 +41,7 @@ const BIT: Readonly<Record<GuardEventType, number>> = {
   'tool.fenced': 256,
   'tool.stale_result': 512,
   'tool.resolved': 1024,
+  'tool.interrupted': 2048,
 };
 
 /** Outcomes decided by an event, most serious first: the first one the call saw is its outcome. */
@@ -186,10 +187,22 @@ export class CallTrace {
     this.instruments?.record(this.base, outcome, errorType, overheadMs / 1000, this.waitMs / 1000);
   }
 
+  /**
+   * After the caller was answered: the record of an interrupted call was left indeterminate (its
+   * body failed, or ran past waitTimeoutMs). The span has ended; the metric gets one more point,
+   * outcome `indeterminate` with `toolfence.late`, so an alert on indeterminate records sees it.
+   */
+  lateIndeterminate(errorType: string | undefined): void {
+    quietly(() => this.instruments?.recordLate(this.base, 'indeterminate', errorType));
+  }
+
   private outcome(threw: boolean, error: unknown): GuardOutcome {
     if (threw) {
       // The stop the caller got is the outcome, whatever events came before (not every stop has one).
-      if (IndeterminateOutcomeError.isInstance(error)) return 'indeterminate';
+      if (IndeterminateOutcomeError.isInstance(error)) {
+        // Answered before the body settled (rule G4): no record needs a decision yet.
+        return (this.seen & BIT['tool.interrupted']) !== 0 ? 'interrupted' : 'indeterminate';
+      }
       if (ExecutionAbandonedError.isInstance(error)) return 'abandoned';
       if (IdempotencyConflictError.isInstance(error)) return 'conflict';
       if (OutcomePendingError.isInstance(error)) return 'pending';

@@ -1,6 +1,7 @@
 import type { Attributes, Counter, Histogram, MeterProvider, UpDownCounter } from '@opentelemetry/api';
 import {
   ATTR_ERROR_TYPE,
+  ATTR_LATE,
   ATTR_OUTCOME,
   type GuardOutcome,
   METRIC_ACTIVE,
@@ -61,5 +62,12 @@ export class CallInstruments {
     this.calls.add(1, attributes);
     this.overhead.record(overheadS, attributes);
     if (waitS > 0) this.wait.record(waitS, attributes);
+  }
+
+  /** An answered call's record settled later as `outcome`: one more point of the calls counter. */
+  recordLate(base: Attributes, outcome: GuardOutcome, errorType: string | undefined): void {
+    const attributes: Attributes = { ...base, [ATTR_OUTCOME]: outcome, [ATTR_LATE]: true };
+    if (errorType !== undefined) attributes[ATTR_ERROR_TYPE] = errorType;
+    this.calls.add(1, attributes);
   }
 }

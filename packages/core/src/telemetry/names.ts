@@ -10,8 +10,13 @@ export type GuardOutcome =
   | 'replayed'
   /** Another holder's outcome was returned after waiting for it (in the store or in this process). */
   | 'waited'
-  /** An EFFECTFUL call's outcome is unknown (`IndeterminateOutcomeError`). */
+  /** An EFFECTFUL call's outcome is unknown (`IndeterminateOutcomeError`): its record needs a decision. */
   | 'indeterminate'
+  /**
+   * An EFFECTFUL caller was answered (`IndeterminateOutcomeError`, its timeout or abort) before
+   * the body settled: nothing to decide yet (issue 27, item 2).
+   */
+  | 'interrupted'
   /** An IDEMPOTENT call lost `maxAttempts` holders (`ExecutionAbandonedError`). */
   | 'abandoned'
   /** This call's attempt lost its lease while the body ran. */
@@ -37,6 +42,8 @@ export const GEN_AI_OPERATION_EXECUTE_TOOL = 'execute_tool';
 
 export const ATTR_KIND = 'toolfence.kind';
 export const ATTR_OUTCOME = 'toolfence.outcome';
+/** On a metric point counted after its call was answered (an interrupted call's record left indeterminate). */
+export const ATTR_LATE = 'toolfence.late';
 export const ATTR_IDEMPOTENCY_KEY = 'toolfence.idempotency_key';
 export const ATTR_TENANT = 'toolfence.tenant';
 export const ATTR_ATTEMPT = 'toolfence.attempt';

@@ -96,6 +96,32 @@ function reasonOf(error: unknown): string {
   return state === undefined ? text : `${text} (SQLSTATE ${state})`;
 }
 
+/** Errors raised before a statement could be sent: no connection was made. */
+const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const notSentMessages =
+  /timeout exceeded when trying to connect|Cannot use a pool after calling end|does not support SSL/i;
+
+/**
+ * Whether a failed statement may have been applied (issue 27, item 6): an error the server sent
+ * (a SQLSTATE) means the statement failed and its transaction rolled back; a connection never
+ * made sent nothing; a connection that ended or timed out with the statement in flight may have
+ * committed it.
+ */
+function failureOutcome(error: unknown): 'not-applied' | 'unknown' {
+  if (sqlState(error) !== undefined) return 'not-applied';
+  const code = errorCode(error);
+  if (code !== undefined && notSentCodes.has(code)) return 'not-applied';
+  if (
+    error instanceof AggregateError &&
+    error.errors.length > 0 &&
+    error.errors.every((inner) => failureOutcome(inner) === 'not-applied')
+  ) {
+    return 'not-applied';
+  }
+  if (error instanceof Error && notSentMessages.test(error.message)) return 'not-applied';
+  return 'unknown';
+}
+
 /**
  * Maps a failure of one store operation to what the store throws (rule S1, S5, G6):
  * - `unavailable` → `StoreUnavailableError` naming the operation, the store and its address;
@@ -117,7 +143,10 @@ export function toStoreError(operation: string, error: unknown, site: FailureSit
   const reason = reasonOf(error);
   switch (kind) {
     case 'unavailable':
-      return new StoreUnavailableError(operation, `${site.store}: ${reason}`, { cause: error });
+      return new StoreUnavailableError(operation, `${site.store}: ${reason}`, {
+        cause: error,
+        outcome: failureOutcome(error),
+      });
     case 'input':
       return new StoreInputError(
         'value',

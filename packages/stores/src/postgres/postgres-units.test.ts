@@ -143,4 +143,23 @@ describe('error classification', () => {
     expect((wrapped as Error).message).toContain('PostgresStore at 127.0.0.1:5432/test');
     expect((wrapped as Error).cause).toBe(refused);
   });
+
+  // Issue 27, item 6: a statement the server refused, or one never sent, changed nothing; one
+  // in flight when the connection ended or timed out may have committed.
+  it('says whether a failed statement may have been applied', () => {
+    const outcome = (error: unknown) =>
+      (toStoreError('resolve', error, site) as StoreUnavailableError).outcome;
+    for (const code of ['57014', '57P01', '40001', '55P03', '53300'])
+      expect(outcome(serverError(code)), code).toBe('not-applied');
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND'])
+      expect(outcome(Object.assign(new Error(code), { code })), code).toBe('not-applied');
+    expect(outcome(new Error('timeout exceeded when trying to connect'))).toBe('not-applied');
+    expect(outcome(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })]))).toBe(
+      'not-applied',
+    );
+    for (const code of ['ECONNRESET', 'EPIPE', 'ETIMEDOUT'])
+      expect(outcome(Object.assign(new Error(code), { code })), code).toBe('unknown');
+    expect(outcome(new Error('Connection terminated unexpectedly'))).toBe('unknown');
+    expect(outcome(new Error('Query read timeout'))).toBe('unknown');
+  });
 });

@@ -71,7 +71,9 @@ export class StatementRunner {
 
   assertOpen(operation: string): void {
     if (this.closed) {
-      throw new StoreUnavailableError(operation, `${this.settings.site.store}: the store is closed`);
+      throw new StoreUnavailableError(operation, `${this.settings.site.store}: the store is closed`, {
+        outcome: 'not-applied',
+      });
     }
   }
 

@@ -45,6 +45,23 @@ describe('Redis error classification', () => {
     }
   });
 
+  // Issue 27, item 6: a "not now" reply or a connection never made changed nothing; a
+  // connection that closed with the command in flight may have run it.
+  it('says whether a failed exchange may have been applied', () => {
+    const outcome = (error: Error) =>
+      (toRedisStoreError('resolve', error, site) as StoreUnavailableError).outcome;
+    expect(outcome(replyError('BUSY Redis is busy running a script.'))).toBe('not-applied');
+    expect(outcome(replyError('OOM command not allowed when used memory > maxmemory.'))).toBe('not-applied');
+    expect(
+      outcome(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })),
+    ).toBe('not-applied');
+    expect(outcome(new Error("Stream isn't writeable and enableOfflineQueue options is false"))).toBe(
+      'not-applied',
+    );
+    expect(outcome(new Error('Connection is closed.'))).toBe('unknown');
+    expect(outcome(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe('unknown');
+  });
+
   it('describes addresses without credentials', () => {
     expect(describeRedisAddress({ options: { host: '10.0.0.5', port: 6380, db: 2, password: 'pw' } })).toBe(
       '10.0.0.5:6380/2',

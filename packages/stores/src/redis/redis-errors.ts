@@ -34,6 +34,15 @@ function isReplyError(error: unknown): error is Error {
   return error instanceof Error && error.name === 'ReplyError';
 }
 
+/** Socket errors raised before a connection exists, and ioredis refusing to queue a command. */
+const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function neverSent(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && notSentCodes.has(code)) return true;
+  return error instanceof Error && /enableOfflineQueue options is false/.test(error.message);
+}
+
 /**
  * Maps a failure of one Redis exchange to what the store throws (rules S1, S5, G6):
  * - a connection failure, a timeout, or a "not now" reply (LOADING, BUSY, CLUSTERDOWN, OOM, ...)
@@ -71,9 +80,18 @@ export function toRedisStoreError(operation: string, error: unknown, site: Redis
         cause: error,
       });
     }
+    // Redis answered "not now" instead of running the command: nothing was applied.
+    return new StoreUnavailableError(operation, `${site}: ${error.message}`, {
+      cause: error,
+      outcome: 'not-applied',
+    });
   }
   const reason = error instanceof Error ? error.message : String(error);
-  return new StoreUnavailableError(operation, `${site}: ${reason}`, { cause: error });
+  // A connection that ended with the command in flight may have run it (issue 27, item 6).
+  return new StoreUnavailableError(operation, `${site}: ${reason}`, {
+    cause: error,
+    outcome: neverSent(error) ? 'not-applied' : 'unknown',
+  });
 }
 
 /**

@@ -49,7 +49,10 @@ export class RedisExchange {
   }
 
   assertOpen(operation: string): void {
-    if (this.#closed) throw new StoreUnavailableError(operation, `${this.site}: the store was closed`);
+    if (this.#closed)
+      throw new StoreUnavailableError(operation, `${this.site}: the store was closed`, {
+        outcome: 'not-applied',
+      });
   }
 
   assertConnected(operation: string, connection: Redis | Cluster | undefined): void {
@@ -57,6 +60,7 @@ export class RedisExchange {
       throw new StoreUnavailableError(
         operation,
         `${this.site}: the Redis connection is ${connection.status}`,
+        { outcome: 'not-applied' },
       );
     }
   }
@@ -82,6 +86,8 @@ export class RedisExchange {
         const timedOut = new StoreUnavailableError(
           operation,
           `${this.site}: no reply within operationTimeoutMs (${this.#operationTimeoutMs} ms; connection ${status})`,
+          // Sent and unanswered: the script may have run (issue 27, item 6).
+          { outcome: 'unknown' },
         );
         this.#deadlineErrors.add(timedOut);
         return timedOut;

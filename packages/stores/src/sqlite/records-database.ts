@@ -69,7 +69,9 @@ export class RecordsDatabase {
 
   assertOpen(operation: string): void {
     if (this.isClosed) {
-      throw new StoreUnavailableError(operation, `the SQLiteStore (${this.settings.path}) is closed`);
+      throw new StoreUnavailableError(operation, `the SQLiteStore (${this.settings.path}) is closed`, {
+        outcome: 'not-applied',
+      });
     }
   }
 

@@ -38,7 +38,8 @@ export function toStoreError(operation: string, error: unknown, site: SQLiteSite
       return new StoreUnavailableError(
         operation,
         `${STORE} ${site.path} stayed locked by another connection for busyTimeoutMs (${site.busyTimeoutMs} ms)`,
-        { cause: error },
+        // The write transaction never began (or was rolled back): nothing was written.
+        { cause: error, outcome: 'not-applied' },
       );
     }
     if (code === 'SQLITE_NOTADB') {

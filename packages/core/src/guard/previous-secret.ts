@@ -1,0 +1,71 @@
+// A key-secret rotation (`keySecret: [current, previous]`, docs/key-spec.md section 6.4): a call
+// whose claim under the current secret started a fresh record also looks its key up under the
+// previous secret, so a call completed, stopped or still running under the old key is replayed,
+// stopped or waited for, and never runs a second time (issue 27, item 10).
+//
+// Why a read after the claim, not before: every worker with the rotation claims the current key
+// first, atomically, so two of them racing one call are ordered by the store there; the read
+// only has to find records the previous secret made. No worker with the rotation creates a life
+// under the previous key (a fresh one it gets there is released at once, below), so once every
+// worker has it the old records can only settle or go: the read cannot miss one made after it.
+// While a worker still claims under the previous secret alone, a claim of it after our read is
+// not seen: the rotation procedure (two deploys: `[old, new]` then `[new, old]`) closes that, as
+// each worker then claims one key and reads the other, and of two claim-then-read pairs at least
+// one read comes after the other's claim.
+import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import type { Holder } from '../store/idempotency-store.js';
+import type { CallState } from './call-state.js';
+import type { GuardRuntime } from './guard-runtime.js';
+
+/** Longest random pause (ms) before claiming again after giving way to a racing rotation. */
+const MAX_TIE_PAUSE_MS = 20;
+
+/**
+ * After `state`'s claim started a fresh life (fence 1, attempt 1) held by `holder`: the call state
+ * to claim instead, or undefined to run the body here. When another state is returned, this
+ * claim has been released (nothing ran).
+ * - Under the previous secret: the record there was gone by the time it was claimed; the fresh
+ *   life is released and the call goes back to the current secret.
+ * - Under the current secret: a record under the previous secret (any state) means the call is
+ *   answered there, through the store's own claim decision (replay, stop, wait, takeover).
+ * @throws StoreUnavailableError the previous key could not be read (the claim released first)
+ */
+export async function rotatedLife(
+  runtime: GuardRuntime,
+  state: CallState,
+  holder: Holder,
+): Promise<CallState | undefined> {
+  const current = state.underCurrentSecret;
+  if (current !== undefined) {
+    await runtime.releaseQuietly(state.ref, holder);
+    // Two guards rotating in opposite directions (`[old, new]` beside `[new, old]`) can each see
+    // the other's fresh claim and both give way; a random pause breaks the tie, and the call's
+    // waitTimeoutMs bounds how long it keeps giving way.
+    const waitedMs = performance.now() - state.waitStartedMs;
+    if (waitedMs >= state.policy.waitTimeoutMs) {
+      throw new OutcomePendingError({
+        key: current.ref.key,
+        tool: state.call.tool,
+        waitedMs: Math.round(waitedMs),
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * MAX_TIE_PAUSE_MS));
+    return current;
+  }
+  const derive = state.underPreviousSecret;
+  if (derive === undefined) return undefined;
+  let previous: CallState;
+  let found: boolean;
+  try {
+    previous = derive();
+    const ref = previous.ref;
+    found = (await runtime.storeCall('get', () => runtime.store.get(ref))) !== null;
+  } catch (error) {
+    // Nothing ran: the fresh claim must not be left to expire into an indeterminate record.
+    await runtime.releaseQuietly(state.ref, holder);
+    throw error;
+  }
+  if (!found) return undefined;
+  await runtime.releaseQuietly(state.ref, holder);
+  return previous;
+}
