@@ -141,7 +141,7 @@ describe('the CLI process', () => {
       ),
       { numRuns: 12 },
     );
-  }, 120_000);
+  }, 300_000); // CLI processes, many: minutes on a loaded machine (two full runs at once)
 
   it('a wrong Redis password and an ignored PostgreSQL one are not printed either', async () => {
     const secret = 'hunter2-Zq%40x';

@@ -74,14 +74,13 @@ describe('demo scenarios on MemoryStore', () => {
   const rowsById = () =>
     new Map<string, Row>(results.flatMap((result) => result.rows).map((row) => [row.id, row]));
 
-  it('run in a few seconds, every row as expected', async () => {
-    const startedMs = Date.now();
+  // Its speed is the bench's business (npm run bench); a hang is the test timeout's.
+  it('every row as expected', async () => {
     results = await runScenarios({
       store: new MemoryStore(),
       leaseMs: 600,
       newLedger: async () => new MemoryLedger(),
     });
-    expect(Date.now() - startedMs).toBeLessThan(20_000);
     const rows = rowsById();
     expect([...rows.keys()]).toEqual(expected.map(([id]) => id));
     for (const [id, want] of expected) {
@@ -132,7 +131,7 @@ describe('demo CLI', () => {
     const client = await connectRedis();
     try {
       const { code, output } = await runCli(['--store', redisUrl]);
-      expect(output).toContain('✓ PASS');
+      expect(output, output).toContain('✓ PASS');
       expect(code).toBe(0);
       expect(output).toMatch(
         /worker pid \d+ was SIGKILLed inside both calls; worker B took update_address over with fence 2/,

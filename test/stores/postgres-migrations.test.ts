@@ -173,5 +173,5 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
     expect(redis.stdout).toContain('nothing to migrate (this store keeps no schema)');
     const bad = await runCli([...args, '--timeout', '5']);
     expect(bad.code).toBe(2);
-  });
+  }, 120_000); // four CLI processes
 });

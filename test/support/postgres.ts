@@ -93,7 +93,8 @@ export async function openPostgresStore(label: string): Promise<{
 }> {
   await requirePostgres();
   const schema = uniqueSchemaName(label);
-  const pool = createPool({ max: 20 });
+  // Two full runs share the server (max_connections 100): 10 per store is plenty for the cases.
+  const pool = createPool({ max: 10 });
   const store = new PostgresStore({ pool, schema });
   await store.ensureSchema();
   return {
