@@ -1,0 +1,94 @@
+// The conditional writes every decision of the DynamoDB store ends in. A write either lands as one
+// step of DynamoDB, with every premise of the decision in its condition, or is refused and tells
+// the caller the item that refused it, to decide again on it.
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import type { RecordRef } from '@toolfence/core';
+import { type Item, type RecordItem, recordKey, toItem } from './record-item.js';
+import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
+
+/** What a conditional write found: `written`, or the record item as it is now (undefined: none). */
+export type WriteResult =
+  | { readonly written: true }
+  | { readonly written: false; readonly current: RecordItem | undefined };
+
+/**
+ * What the write assumes of the item it replaces: `absent` (no item at all), `free` (no item, or
+ * one past its retention with no pending resolution entry: the first try of a claim, before any
+ * read) or the exact item read before (its version token).
+ */
+export type Premise = 'absent' | 'free' | RecordItem;
+
+function premiseCondition(
+  premise: Premise,
+  now: number,
+): { ConditionExpression: string; ExpressionAttributeValues?: Item } {
+  if (premise === 'absent') return { ConditionExpression: 'attribute_not_exists(pk)' };
+  if (premise === 'free') {
+    return {
+      ConditionExpression: 'attribute_not_exists(pk) OR (exp <= :now AND attribute_not_exists(pres))',
+      ExpressionAttributeValues: { ':now': { N: String(now) } },
+    };
+  }
+  return {
+    ConditionExpression: 'ver = :ver',
+    ExpressionAttributeValues: { ':ver': { S: premise.version } },
+  };
+}
+
+/** Runs a conditional request; a refusal becomes `{ written: false, current }`. */
+export async function conditionally(
+  table: RecordsTable,
+  op: Operation,
+  ref: RecordRef,
+  request: () => Promise<unknown>,
+): Promise<WriteResult> {
+  try {
+    await request();
+    return { written: true };
+  } catch (error) {
+    if (!(error instanceof ConditionFailed)) throw error;
+    return { written: false, current: await table.current(op, ref, error) };
+  }
+}
+
+/** Replaces the record item with `next` if the item is still as `premise` says. */
+export function putRecord(
+  table: RecordsTable,
+  op: Operation,
+  next: RecordItem,
+  premise: Premise,
+  now: number,
+): Promise<WriteResult> {
+  const item = toItem(next);
+  assertItemSize(item);
+  return conditionally(table, op, next, () =>
+    op.send(
+      new PutItemCommand({
+        TableName: table.tableName,
+        Item: item,
+        ...premiseCondition(premise, now),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    ),
+  );
+}
+
+/** Deletes the record item if it is still the one read (`premise`). */
+export function deleteRecord(
+  table: RecordsTable,
+  op: Operation,
+  ref: RecordRef,
+  premise: RecordItem,
+  now: number,
+): Promise<WriteResult> {
+  return conditionally(table, op, ref, () =>
+    op.send(
+      new DeleteItemCommand({
+        TableName: table.tableName,
+        Key: recordKey(ref),
+        ...premiseCondition(premise, now),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    ),
+  );
+}
