@@ -1,4 +1,5 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type * as contract from '@toolfence/core';
 import {
   checkListOptions,
@@ -71,7 +72,7 @@ export class DynamoDBStore implements contract.IdempotencyStore {
   }
 
   /** The `CreateTable` input of the table this store needs, for infrastructure-as-code. */
-  static tableDefinition(tableName: string): ReturnType<typeof tableDefinition> {
+  static tableDefinition(tableName: string): CreateTableCommandInput {
     return tableDefinition(tableName);
   }
 
