@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { DynamoDBStore, type DynamoDBStoreOptions } from '@toolfence/stores/dynamodb';
+import { freePort } from './redis-server.js';
 
 export interface Dynalite {
   /** `http://127.0.0.1:<port>` */
@@ -20,6 +21,18 @@ export interface Dynalite {
  * with the stores under test), in memory, with tables ACTIVE at once. `close()` kills it by its pid.
  */
 export async function startDynalite(): Promise<Dynalite> {
+  // dynalite's CLI takes `--port 0` as its default port (4567): pick a free one, and pick again
+  // should another process take it first.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOn(await freePort());
+    } catch (error) {
+      if (attempt >= 5) throw error;
+    }
+  }
+}
+
+async function startOn(port: number): Promise<Dynalite> {
   const cli = createRequire(import.meta.url).resolve('dynalite/cli.js');
   const child = spawn(
     process.execPath,
@@ -28,7 +41,7 @@ export async function startDynalite(): Promise<Dynalite> {
       '--host',
       '127.0.0.1',
       '--port',
-      '0',
+      String(port),
       '--createTableMs',
       '0',
       '--deleteTableMs',
@@ -36,21 +49,26 @@ export async function startDynalite(): Promise<Dynalite> {
       '--updateTableMs',
       '0',
     ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const port = await new Promise<number>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(
-      () => reject(new Error(`dynalite did not start within 10 s: ${output}`)),
-      10_000,
-    );
-    child.once('exit', (code) => reject(new Error(`dynalite exited with ${code}: ${output}`)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`dynalite did not start within 10 s: ${output}`));
+    }, 10_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`dynalite exited with ${code}: ${output}`));
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+    });
     child.stdout?.on('data', (chunk: Buffer) => {
       output += chunk.toString('utf8');
-      const match = /listening at: http:\/\/[^:]+:(\d+)/.exec(output);
-      if (match) {
+      if (output.includes(`:${port}`)) {
         clearTimeout(timer);
-        resolve(Number(match[1]));
+        resolve();
       }
     });
   });
@@ -58,7 +76,7 @@ export async function startDynalite(): Promise<Dynalite> {
     endpoint: `http://127.0.0.1:${port}`,
     port,
     close: async () => {
-      if (child.exitCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
       await exited;
