@@ -1,9 +1,9 @@
 // The conditional writes every decision of the DynamoDB store ends in. A write either lands as one
 // step of DynamoDB, with every premise of the decision in its condition, or is refused and tells
 // the caller the item that refused it, to decide again on it.
-import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { RecordRef } from '@toolfence/core';
-import { type Item, type RecordItem, recordKey, toItem } from './record-item.js';
+import { type Item, type RecordItem, toItem } from './record-item.js';
 import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
 
 /** What a conditional write found: `written`, or the record item as it is now (undefined: none). */
@@ -66,26 +66,6 @@ export function putRecord(
       new PutItemCommand({
         TableName: table.tableName,
         Item: item,
-        ...premiseCondition(premise, now),
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    ),
-  );
-}
-
-/** Deletes the record item if it is still the one read (`premise`). */
-export function deleteRecord(
-  table: RecordsTable,
-  op: Operation,
-  ref: RecordRef,
-  premise: RecordItem,
-  now: number,
-): Promise<WriteResult> {
-  return conditionally(table, op, ref, () =>
-    op.send(
-      new DeleteItemCommand({
-        TableName: table.tableName,
-        Key: recordKey(ref),
         ...premiseCondition(premise, now),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),

@@ -17,7 +17,15 @@ import {
   listedStates,
   recordMatches,
 } from '@toolfence/core';
-import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-item.js';
+import {
+  ENTRY_SK_PREFIX,
+  fromItem,
+  type Item,
+  isLive,
+  LIST_SHARDS,
+  RECORD_SK,
+  toRecord,
+} from './record-item.js';
 import { ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
 
 export const TENANT_INDEX = 'byTenant';
@@ -143,34 +151,43 @@ export async function forgetTenant(table: RecordsTable, op: Operation, tenant: s
   }
   let deleted = 0;
   for (const pk of partitions) {
-    const others: object[] = [];
+    const items: Item[] = [];
     for await (const item of table.query(op, {
       TableName: table.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': { S: pk } },
-      ProjectionExpression: 'pk, sk, st, exp, ver, tenant',
+      ProjectionExpression: 'pk, sk, st, exp, ver',
       ConsistentRead: true,
     })) {
-      if (item.sk?.S !== RECORD_SK) {
-        others.push({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } });
-        continue;
-      }
-      if (item.tenant?.S !== tenant) continue;
+      items.push(item);
+    }
+    // The record first, on the version read: a key claimed afresh meanwhile survives, and so do
+    // the outcome chunks (its own may be among them; the old ones expire by TTL).
+    const record = items.find((item) => item.sk?.S === RECORD_SK);
+    let recordGone = true;
+    if (record !== undefined) {
       try {
         await op.send(
           new DeleteItemCommand({
             TableName: table.tableName,
-            Key: { pk: item.pk as Item[string], sk: item.sk as Item[string] },
+            Key: { pk: record.pk as Item[string], sk: record.sk as Item[string] },
             ConditionExpression: 'ver = :ver',
-            ExpressionAttributeValues: { ':ver': item.ver as Item[string] },
+            ExpressionAttributeValues: { ':ver': record.ver as Item[string] },
           }),
         );
-        if (item.st?.S !== 'gone' && Number(item.exp?.N) > now) deleted++;
+        if (record.st?.S !== 'gone' && Number(record.exp?.N) > now) deleted++;
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
+        recordGone = false;
       }
     }
-    await table.batchWrite(op, others);
+    const rest = items.filter(
+      (item) => item !== record && (recordGone || item.sk?.S?.startsWith(ENTRY_SK_PREFIX) === true),
+    );
+    await table.batchWrite(
+      op,
+      rest.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    );
   }
   return deleted;
 }
