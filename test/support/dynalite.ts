@@ -25,14 +25,15 @@ export async function startDynalite(): Promise<Dynalite> {
   // should another process take it first.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOn(await freePort());
+      return await startDynaliteOn(await freePort());
     } catch (error) {
       if (attempt >= 5) throw error;
     }
   }
 }
 
-async function startOn(port: number): Promise<Dynalite> {
+/** Starts dynalite on `port` (a restart on the port a proxy forwards to). */
+export async function startDynaliteOn(port: number): Promise<Dynalite> {
   const cli = createRequire(import.meta.url).resolve('dynalite/cli.js');
   const child = spawn(
     process.execPath,
