@@ -161,7 +161,37 @@ describe('requests per decision', () => {
     const replay = await store.claim(ref, claimOptions());
     expect(replay.status).toBe('completed');
     expect(replay.status === 'completed' && replay.record.outcome === outcome).toBe(true);
-    expect(counted.sent).toEqual(['PutItemCommand', 'QueryCommand']);
+    expect(counted.sent).toEqual(['PutItemCommand', 'BatchGetItemCommand']);
+  });
+
+  it('forget deletes the outcome chunks of a forgotten record', async () => {
+    const ref = randomRef();
+    const store = storeOn(countedClient().client);
+    const options = claimOptions();
+    await store.claim(ref, options);
+    await store.complete(ref, { fence: 1, owner: options.owner }, `"${'x'.repeat(800_000)}"`, DAY_MS);
+    const reader = countedClient().client;
+    const raw = await reader.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `${ref.tenant.length}/${ref.tenant}/${ref.key}` }, sk: { S: 'r' } },
+        ConsistentRead: true,
+      }),
+    );
+    const id = raw.Item?.outRef?.M?.id?.S as string;
+    const chunks = Number(raw.Item?.outRef?.M?.n?.N);
+    expect(chunks).toBe(3);
+    const chunk = (index: number) =>
+      reader.send(
+        new GetItemCommand({
+          TableName: tableName,
+          Key: { pk: { S: `c#${id}#${index}` }, sk: { S: 'c' } },
+          ConsistentRead: true,
+        }),
+      );
+    expect((await chunk(2)).Item?.data?.B?.byteLength).toBe(800_002 - 2 * 350 * 1024);
+    expect(await store.forget({ tenant: ref.tenant })).toBe(1);
+    for (let index = 0; index < chunks; index++) expect((await chunk(index)).Item).toBeUndefined();
   });
 });
 

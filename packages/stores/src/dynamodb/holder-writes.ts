@@ -118,7 +118,7 @@ export async function complete(
 ): Promise<contract.CompleteResult> {
   // A long outcome goes to chunk items first; the complete points to them in its one write.
   const large = Buffer.byteLength(outcome, 'utf8') > INLINE_OUTCOME_BYTES;
-  const outcomeRef = large ? await table.writeOutcome(op, ref, outcome, Date.now() + retentionMs) : undefined;
+  const outcomeRef = large ? await table.writeOutcome(op, outcome, Date.now() + retentionMs) : undefined;
   const result = await decideByWrite<contract.CompleteResult>(
     table,
     op,
@@ -163,8 +163,7 @@ export async function complete(
       return undefined;
     },
   );
-  if (result.status !== 'completed' && outcomeRef !== undefined)
-    await table.deleteOutcome(op, ref, outcomeRef);
+  if (result.status !== 'completed' && outcomeRef !== undefined) await table.deleteOutcome(op, outcomeRef);
   return result;
 }
 

@@ -17,15 +17,7 @@ import {
   listedStates,
   recordMatches,
 } from '@toolfence/core';
-import {
-  ENTRY_SK_PREFIX,
-  fromItem,
-  type Item,
-  isLive,
-  LIST_SHARDS,
-  RECORD_SK,
-  toRecord,
-} from './record-item.js';
+import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-item.js';
 import { ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
 
 export const TENANT_INDEX = 'byTenant';
@@ -156,15 +148,14 @@ export async function forgetTenant(table: RecordsTable, op: Operation, tenant: s
       TableName: table.tableName,
       KeyConditionExpression: 'pk = :pk',
       ExpressionAttributeValues: { ':pk': { S: pk } },
-      ProjectionExpression: 'pk, sk, st, exp, ver',
+      ProjectionExpression: 'pk, sk, st, exp, ver, outRef',
       ConsistentRead: true,
     })) {
       items.push(item);
     }
-    // The record first, on the version read: a key claimed afresh meanwhile survives, and so do
-    // the outcome chunks (its own may be among them; the old ones expire by TTL).
+    // The record first, on the version read: a key claimed afresh meanwhile survives (and its
+    // outcome chunks with it); its resolution entries go either way.
     const record = items.find((item) => item.sk?.S === RECORD_SK);
-    let recordGone = true;
     if (record !== undefined) {
       try {
         await op.send(
@@ -176,14 +167,15 @@ export async function forgetTenant(table: RecordsTable, op: Operation, tenant: s
           }),
         );
         if (record.st?.S !== 'gone' && Number(record.exp?.N) > now) deleted++;
+        const outRef = record.outRef?.M;
+        if (outRef?.id?.S !== undefined) {
+          await table.deleteOutcome(op, { id: outRef.id.S, chunks: Number(outRef.n?.N ?? 0) });
+        }
       } catch (error) {
         if (!(error instanceof ConditionFailed)) throw error;
-        recordGone = false;
       }
     }
-    const rest = items.filter(
-      (item) => item !== record && (recordGone || item.sk?.S?.startsWith(ENTRY_SK_PREFIX) === true),
-    );
+    const rest = items.filter((item) => item !== record);
     await table.batchWrite(
       op,
       rest.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),

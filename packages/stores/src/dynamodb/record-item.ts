@@ -12,10 +12,18 @@ import type {
 
 export type Item = Record<string, AttributeValue>;
 
-/** The sort key of a record item; resolution entries sort under `e#`, outcome chunks under `o#`. */
+/** The sort key of a record item; its resolution entries sort under `e#` beside it. */
 export const RECORD_SK = 'r';
 export const ENTRY_SK_PREFIX = 'e#';
-export const CHUNK_SK_PREFIX = 'o#';
+
+/**
+ * The key of chunk `index` of a long outcome: a partition of its own (`c#<id>#<index>`, never a
+ * record's: those start with a digit), so a 16 MB outcome's 48 chunks spread over DynamoDB's
+ * partitions instead of meeting one partition's write limit (1,000 WRU/s).
+ */
+export function chunkKey(id: string, index: number): Item {
+  return { pk: { S: `c#${id}#${index}` }, sk: { S: 'c' } };
+}
 
 /** Shards of the `byShard` index, the one `list({ allTenants: true })` reads (docs/dynamodb.md). */
 export const LIST_SHARDS = 8;

@@ -15,11 +15,10 @@ import { StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { toStoreError } from './dynamodb-errors.js';
 import type { DynamoSettings } from './dynamodb-options.js';
 import {
-  CHUNK_SK_PREFIX,
+  chunkKey,
   fromItem,
   type Item,
   type OutcomeRef,
-  partitionKey,
   type RecordItem,
   recordKey,
   ttlOf,
@@ -184,30 +183,19 @@ export class RecordsTable {
   async decode(op: Operation, item: Item, withOutcome: boolean): Promise<RecordItem> {
     const record = fromItem(item);
     if (withOutcome && record.outcomeRef !== undefined) {
-      record.outcome = await this.readOutcome(op, record, record.outcomeRef);
+      record.outcome = await this.readOutcome(op, record.outcomeRef);
     }
     return record;
   }
 
   /** Writes a long outcome as chunk items (before the write that points to them) and names them. */
-  async writeOutcome(
-    op: Operation,
-    ref: RecordRef,
-    outcome: string,
-    expiresAtMs: number,
-  ): Promise<OutcomeRef> {
+  async writeOutcome(op: Operation, outcome: string, expiresAtMs: number): Promise<OutcomeRef> {
     const bytes = Buffer.from(outcome, 'utf8');
     const id = randomUUID();
-    const pk = partitionKey(ref);
     const ttl = ttlOf(expiresAtMs + CHUNK_TTL_SLACK_MS);
     const items: Item[] = [];
     for (let offset = 0, index = 0; offset < bytes.length; offset += CHUNK_BYTES, index++) {
-      items.push({
-        pk: { S: pk },
-        sk: { S: `${CHUNK_SK_PREFIX}${id}#${String(index).padStart(5, '0')}` },
-        data: { B: bytes.subarray(offset, offset + CHUNK_BYTES) },
-        ttl,
-      });
+      items.push({ ...chunkKey(id, index), data: { B: bytes.subarray(offset, offset + CHUNK_BYTES) }, ttl });
     }
     await this.batchWrite(
       op,
@@ -216,45 +204,34 @@ export class RecordsTable {
     return { id, chunks: items.length };
   }
 
-  /** Deletes the chunks of an outcome nobody points to (a refused complete). Best effort. */
-  async deleteOutcome(op: Operation, ref: RecordRef, outcomeRef: OutcomeRef): Promise<void> {
-    const pk = partitionKey(ref);
+  /** Deletes the chunks of an outcome (a refused complete, a forgotten record). */
+  async deleteOutcome(op: Operation, outcomeRef: OutcomeRef): Promise<void> {
     const requests = [];
     for (let index = 0; index < outcomeRef.chunks; index++) {
-      requests.push({
-        DeleteRequest: {
-          Key: {
-            pk: { S: pk },
-            sk: { S: `${CHUNK_SK_PREFIX}${outcomeRef.id}#${String(index).padStart(5, '0')}` },
-          },
-        },
-      });
+      requests.push({ DeleteRequest: { Key: chunkKey(outcomeRef.id, index) } });
     }
     await this.batchWrite(op, requests);
   }
 
-  private async readOutcome(op: Operation, ref: RecordRef, outcomeRef: OutcomeRef): Promise<string> {
-    const parts: Uint8Array[] = [];
-    for await (const item of this.query(op, {
-      TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: {
-        ':pk': { S: partitionKey(ref) },
-        ':prefix': { S: `${CHUNK_SK_PREFIX}${outcomeRef.id}#` },
-      },
-      ConsistentRead: true,
-    })) {
-      const data = item.data?.B;
-      if (data !== undefined) parts.push(data);
+  private async readOutcome(op: Operation, outcomeRef: OutcomeRef): Promise<string> {
+    const keys = Array.from({ length: outcomeRef.chunks }, (_, index) => chunkKey(outcomeRef.id, index));
+    const parts = new Map<string, Uint8Array>();
+    // At most 16 MB per BatchGetItem answer: 40 chunks of 350 KB a request.
+    for (let i = 0; i < keys.length; i += 40) {
+      for (const item of await this.batchGet(op, keys.slice(i, i + 40))) {
+        const data = item.data?.B;
+        if (data !== undefined && item.pk?.S !== undefined) parts.set(item.pk.S, data);
+      }
     }
-    if (parts.length !== outcomeRef.chunks) {
+    const ordered = keys.map((key) => parts.get(key.pk?.S ?? ''));
+    if (ordered.some((part) => part === undefined)) {
       // The record points to chunks that are not all there: a lost write, never a shorter outcome.
       throw new StoreUnavailableError(
         op.name,
-        `${this.address}: ${parts.length} of ${outcomeRef.chunks} outcome chunks found`,
+        `${this.address}: ${parts.size} of ${outcomeRef.chunks} outcome chunks found`,
       );
     }
-    return Buffer.concat(parts).toString('utf8');
+    return Buffer.concat(ordered as Uint8Array[]).toString('utf8');
   }
 
   /** Every item of a query, page after page. */
@@ -269,10 +246,15 @@ export class RecordsTable {
     } while (start !== undefined);
   }
 
-  /** BatchWriteItem in requests of 25, sending unprocessed ones again (throttling) within the deadline. */
+  /**
+   * BatchWriteItem in requests of 25 (at most 4 at once), sending unprocessed ones again
+   * (throttling) within the deadline.
+   */
   async batchWrite(op: Operation, requests: readonly object[]): Promise<void> {
-    for (let i = 0; i < requests.length; i += 25) {
-      let pending: object[] = requests.slice(i, i + 25);
+    const batches: object[][] = [];
+    for (let i = 0; i < requests.length; i += 25) batches.push(requests.slice(i, i + 25));
+    const one = async (batch: object[]): Promise<void> => {
+      let pending = batch;
       for (let round = 0; pending.length > 0; round++) {
         if (round > 0) await pause(Math.min(25 * 2 ** round, 500));
         const answer = await op.send<{ UnprocessedItems?: Record<string, object[]> }>(
@@ -280,7 +262,8 @@ export class RecordsTable {
         );
         pending = answer.UnprocessedItems?.[this.tableName] ?? [];
       }
-    }
+    };
+    for (let i = 0; i < batches.length; i += 4) await Promise.all(batches.slice(i, i + 4).map(one));
   }
 
   /** BatchGetItem (strongly consistent) of record items, in requests of 100. */

@@ -135,7 +135,7 @@ export async function resolve(
         version: newVersion(),
       };
       if (Buffer.byteLength(resolution.outcome, 'utf8') > INLINE_OUTCOME_BYTES) {
-        next.outcomeRef = await table.writeOutcome(op, ref, resolution.outcome, next.expiresAtMs);
+        next.outcomeRef = await table.writeOutcome(op, resolution.outcome, next.expiresAtMs);
       } else {
         next.outcome = resolution.outcome;
       }
@@ -163,7 +163,7 @@ export async function resolve(
       await settlePending(table, op, next);
       return { status: 'resolved' };
     }
-    if (next.outcomeRef !== undefined) await table.deleteOutcome(op, ref, next.outcomeRef);
+    if (next.outcomeRef !== undefined) await table.deleteOutcome(op, next.outcomeRef);
     current = written.current;
   }
   return contention(op);
