@@ -78,7 +78,14 @@ function answerWithoutChange(
       return { status: 'abandoned', record: toRecord(record) };
     default:
       if (record.owner === options.owner || record.leaseExpiresAtMs <= now) return undefined;
-      return { status: 'busy', record: toRecord(record), nowMs: now };
+      // Judged live at `now` (the clock before the request that saw the item); the answer's
+      // clock is the latest reading that still agrees with that judgment: at most the clock now,
+      // so `leaseExpiresAtMs - nowMs` never exceeds a lease another writer set meanwhile (S4).
+      return {
+        status: 'busy',
+        record: toRecord(record),
+        nowMs: Math.max(now, Math.min(Date.now(), record.leaseExpiresAtMs - 1)),
+      };
   }
 }
 
@@ -166,14 +173,17 @@ export async function claim(
       };
     }
     const current = written.current;
-    now = Date.now();
+    // Decided on the clock before the request that saw `current`: a lease or retention ended by
+    // then was ended when DynamoDB checked the item, however late its answer arrives.
+    now = written.seenAtMs;
     if (!isLive(current, now)) {
       // The key is free; an item past retention is replaced on its version (after its pending
       // resolution entry, if any, got its own item).
       const expired: RecordItem | undefined = written.current;
       if (expired?.pending !== undefined) {
         await settlePending(table, op, expired);
-        written = { written: false, current: await table.read(op, ref) };
+        const seenAtMs = Date.now();
+        written = { written: false, current: await table.read(op, ref), seenAtMs };
         continue;
       }
       premise = expired ?? 'absent';

@@ -9,7 +9,17 @@ import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } fr
 /** What a conditional write found: `written`, or the record item as it is now (undefined: none). */
 export type WriteResult =
   | { readonly written: true }
-  | { readonly written: false; readonly current: RecordItem | undefined };
+  | {
+      readonly written: false;
+      readonly current: RecordItem | undefined;
+      /**
+       * The writer's clock just before the request whose answer `current` is (the refused write
+       * when DynamoDB returned the item, else the read after it): the item was as `current` at
+       * some moment after this, so a lease or retention that has ended by it has ended for the
+       * decision too.
+       */
+      readonly seenAtMs: number;
+    };
 
 /**
  * What the write assumes of the item it replaces: `absent` (no item at all), `free` (no item, or
@@ -42,12 +52,14 @@ export async function conditionally(
   ref: RecordRef,
   request: () => Promise<unknown>,
 ): Promise<WriteResult> {
+  const sentAtMs = Date.now();
   try {
     await request();
     return { written: true };
   } catch (error) {
     if (!(error instanceof ConditionFailed)) throw error;
-    return { written: false, current: await table.current(op, ref, error) };
+    const seenAtMs = error.item === undefined ? Date.now() : sentAtMs;
+    return { written: false, current: await table.current(op, ref, error), seenAtMs };
   }
 }
 

@@ -58,7 +58,7 @@ async function decideByWrite<T>(
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const result = await conditionally(table, op, ref, () => write(Date.now()));
     if (result.written) return written;
-    const decided = answer(result.current, Date.now());
+    const decided = answer(result.current, result.seenAtMs);
     if (decided !== undefined) return decided;
   }
   return contention(op);
