@@ -3,7 +3,9 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import the workspace packages from their TypeScript sources (the
 // "@toolfence/source" export condition), so no build is needed to test.
-const conditions = ['@toolfence/source', ...defaultServerConditions];
+// Without vite's "module" condition: Node never applies it, and the ES builds some packages
+// publish under it (the AWS SDK's) use extensionless imports only a bundler resolves.
+const conditions = ['@toolfence/source', ...defaultServerConditions.filter((c) => c !== 'module')];
 
 // The two fault suites (2,000 calls and 60 faults each, 4 worker processes) fill both cores for
 // minutes: they run through their own command, `npm run test:faults` (CI runs it after

@@ -24,6 +24,7 @@ import { footprintPostgresSuite, footprintRedisSuite } from './suites/footprint.
 import { keysSuite } from './suites/keys.js';
 import { memorySuite } from './suites/memory.js';
 import { peerSuite } from './suites/peer.js';
+import { peerDynamoSuite } from './suites/peer-dynamodb.js';
 import { postgresSuite } from './suites/postgres.js';
 import { redisSuite } from './suites/redis.js';
 import { sqliteSuite } from './suites/sqlite.js';
@@ -43,6 +44,7 @@ const suites: readonly Suite[] = [
   { id: 'memory', services: [], run: memorySuite },
   { id: 'redis', services: ['redis'], run: redisSuite },
   { id: 'peer', services: ['redis'], run: peerSuite },
+  { id: 'dynamodb', services: [], run: peerDynamoSuite },
   { id: 'postgres', services: ['postgres'], run: postgresSuite },
   { id: 'sqlite', services: [], run: sqliteSuite },
   { id: 'collapse-redis', services: ['redis'], run: collapseRedisSuite },

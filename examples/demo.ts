@@ -6,6 +6,7 @@
 //   npm run demo -- --store redis://127.0.0.1:6379  # a real Redis; worker A is a real process, SIGKILLed
 //   npm run demo -- --store postgres://postgres@127.0.0.1:5432/test
 //   npm run demo -- --store sqlite:./demo.db         # an SQLite file; worker A is a real process, SIGKILLed
+//   npm run demo -- --store dynamodb:http://127.0.0.1:4567  # DynamoDB (here dynalite; or dynamodb:eu-west-1)
 //
 // Exit code 0 when every guarded scenario ends with the expected counts, 1 otherwise, 2 on bad
 // usage or an unreachable store.
@@ -32,7 +33,7 @@ async function main(): Promise<number> {
   }
   if (options.help === true) {
     console.log(
-      'usage: npm run demo -- [--store memory|redis://host:port|postgres://user@host:port/db|sqlite:./file.db] [--verbose]',
+      'usage: npm run demo -- [--store memory|redis://host:port|postgres://user@host:port/db|sqlite:./file.db|dynamodb:<endpoint URL or region>] [--verbose]',
     );
     return 0;
   }

@@ -1,14 +1,23 @@
 // Where the demo keeps its records: the embedded MemoryStore by default, or a real Redis,
-// PostgreSQL or SQLite file given with `--store redis://…` / `--store postgres://…` /
-// `--store sqlite:./file.db`. A real store gets a random key prefix (Redis), schema (PostgreSQL)
-// or table (SQLite) that is removed when the demo ends.
+// PostgreSQL, SQLite file or DynamoDB given with `--store redis://…` / `--store postgres://…` /
+// `--store sqlite:./file.db` / `--store dynamodb:http://127.0.0.1:4567` (an endpoint, e.g.
+// dynalite) or `--store dynamodb:eu-west-1` (a region, the default AWS credentials). A real store
+// gets a random key prefix (Redis), schema (PostgreSQL) or table (SQLite, DynamoDB) that is
+// removed when the demo ends.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  DeleteTableCommand,
+  DynamoDBClient,
+  type DynamoDBClientConfig,
+  ListTablesCommand,
+} from '@aws-sdk/client-dynamodb';
 import { type GuardEvent, type IdempotencyStore, MemoryStore } from '@toolfence/core';
+import { DynamoDBStore } from '@toolfence/stores/dynamodb';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import { SQLiteStore } from '@toolfence/stores/sqlite';
@@ -23,6 +32,7 @@ import { EVENT, IN_BODY, type WorkerArguments } from './worker-protocol.js';
 export const START_REDIS =
   'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no';
 export const START_POSTGRES = 'pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start';
+export const START_DYNALITE = 'npx dynalite --host 127.0.0.1 --port 4567 --createTableMs 0 &';
 
 export interface DemoStore {
   /** What the header shows, e.g. `RedisStore redis://127.0.0.1:6379 (prefix tf-demo-…)`. */
@@ -52,8 +62,10 @@ export async function openStore(spec: string | undefined): Promise<DemoStore> {
   if (spec.startsWith('postgres://') || spec.startsWith('postgresql://')) return openPostgres(spec);
   if (spec.startsWith('sqlite:') && spec.length > 'sqlite:'.length)
     return openSqlite(spec.slice('sqlite:'.length));
+  if (spec.startsWith('dynamodb:') && spec.length > 'dynamodb:'.length)
+    return openDynamo(spec.slice('dynamodb:'.length));
   throw new Error(
-    `--store must be memory, redis://host:port, postgres://user@host:port/db or sqlite:./file.db, got "${spec}"`,
+    `--store must be memory, redis://host:port, postgres://user@host:port/db, sqlite:./file.db or dynamodb:<endpoint URL or region>, got "${spec}"`,
   );
 }
 
@@ -151,6 +163,39 @@ async function openSqlite(file: string): Promise<DemoStore> {
       }
       db.close();
       if (created) for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+    },
+  };
+}
+
+/**
+ * DynamoDB at an endpoint URL (an emulator such as dynalite: static demo credentials) or in an
+ * AWS region (the SDK's default credentials).
+ */
+async function openDynamo(where: string): Promise<DemoStore> {
+  const isEndpoint = /^https?:\/\//.test(where);
+  const config: DynamoDBClientConfig = isEndpoint
+    ? { endpoint: where, region: 'us-east-1', credentials: { accessKeyId: 'demo', secretAccessKey: 'demo' } }
+    : { region: where };
+  const admin = new DynamoDBClient({ ...config, maxAttempts: 1 });
+  try {
+    await admin.send(new ListTablesCommand({ Limit: 1 }), { abortSignal: AbortSignal.timeout(5_000) });
+  } catch (error) {
+    admin.destroy();
+    throw new StoreUnreachable(
+      `DynamoDB is not reachable at ${where} (${(error as Error).message}).${isEndpoint ? `\n  Start an emulator with: ${START_DYNALITE}` : ''}`,
+    );
+  }
+  const tableName = `tf-demo-${randomBytes(4).toString('hex')}`;
+  const store = new DynamoDBStore({ clientConfig: config, tableName });
+  await store.ensureSchema();
+  return {
+    label: `DynamoDBStore ${where} (table ${tableName}, deleted at exit)`,
+    store,
+    newLedger: async () => new MemoryLedger(),
+    close: async () => {
+      await store.close();
+      await admin.send(new DeleteTableCommand({ TableName: tableName }));
+      admin.destroy();
     },
   };
 }

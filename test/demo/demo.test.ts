@@ -1,17 +1,19 @@
 // The README's first command, `npm run demo`, checked: its scenarios run here on MemoryStore with
 // exact counts (without and with toolfence), and the CLI runs once on a real Redis, where worker A
 // is a child process that is SIGKILLed mid-step and worker B takes over with fence 2, and once on an
-// SQLite file, where the same happens across processes on one host.
+// SQLite file, where the same happens across processes on one host, and once on DynamoDB (dynalite).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { MemoryStore } from '@toolfence/core';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MemoryLedger } from '../../examples/demo/provider.js';
 import { type Counts, type Row, runScenarios, type ScenarioResult } from '../../examples/demo/scenarios.js';
 import { verdict } from '../../examples/demo/table.js';
+import { emulatorConfig, startDynalite } from '../support/dynalite.js';
 import { connectRedis, deletePrefix, keysUnder, redisUrl } from '../support/redis.js';
 import { sqliteDirectory } from '../support/sqlite.js';
 
@@ -186,6 +188,27 @@ describe('demo CLI', () => {
       directory.remove();
     }
   }, 180_000);
+
+  it('--store dynamodb:<endpoint>: passes on dynalite, and deletes its table', async () => {
+    const emulator = await startDynalite();
+    const admin = new DynamoDBClient(emulatorConfig(emulator.endpoint));
+    try {
+      const { code, output } = await runCli(['--store', `dynamodb:${emulator.endpoint}`]);
+      expect(output).toContain('✓ PASS');
+      expect(code).toBe(0);
+      expect(output).toMatch(/5b .* update_address +2 │ +2 +0 +0 +0 +fence 2 │/);
+      const table = /table (tf-demo-[0-9a-f]+), deleted at exit/.exec(output)?.[1];
+      expect(table).toBeDefined();
+      expect((await admin.send(new ListTablesCommand({}))).TableNames ?? []).not.toContain(table);
+      const unreachable = await runCli(['--store', 'dynamodb:http://127.0.0.1:1']);
+      expect(unreachable.code).toBe(2);
+      expect(unreachable.output).toContain('DynamoDB is not reachable at http://127.0.0.1:1');
+      expect(unreachable.output).toContain('Start an emulator with: npx dynalite');
+    } finally {
+      admin.destroy();
+      await emulator.close();
+    }
+  }, 120_000);
 
   it('an unreachable store exits 2 and names the command that starts it', async () => {
     const { code, output } = await runCli(['--store', 'redis://127.0.0.1:1']);

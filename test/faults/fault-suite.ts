@@ -13,7 +13,11 @@ import {
 } from './harness.js';
 import type { StoreKind } from './protocol.js';
 
-const storeNames: Record<StoreKind, string> = { redis: 'Redis', postgres: 'PostgreSQL' };
+const storeNames: Record<StoreKind, string> = {
+  redis: 'Redis',
+  postgres: 'PostgreSQL',
+  dynamodb: 'DynamoDB (dynalite)',
+};
 
 /** Calls and faults of a CI run; each kind gets at least MIN_FAULTS_PER_KIND of them. */
 const CALLS = 2000;

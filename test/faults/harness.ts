@@ -20,6 +20,7 @@ import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { dynamoStore, startDynalite, startDynaliteOn } from '../support/dynalite.js';
 import { connectPostgres, databaseUrl } from '../support/postgres.js';
 import { connectRedis, deletePrefix, redisUrl } from '../support/redis.js';
 import { killRedisServers, startRedisServer } from '../support/redis-server.js';
@@ -396,6 +397,51 @@ async function postgresBackend(runTag: string): Promise<Backend> {
   };
 }
 
+/**
+ * DynamoDB: a dynalite of this run (a child process; in memory), the workers through the stalling
+ * proxy, the ledger on the shared Redis under the run's prefix. Record loss kills dynalite and
+ * starts it empty on the same port (the table created again while the proxy holds the workers);
+ * DynamoDB's HTTP connections carry no name, so a connection kill drops every connection through
+ * the proxy.
+ */
+async function dynamoBackend(runTag: string): Promise<Backend> {
+  const ledgerAdmin = await connectRedis({ maxRetriesPerRequest: 1 });
+  let emulator = await startDynalite();
+  const port = emulator.port;
+  const namespace = `tf-faults-${runTag}`;
+  const store = dynamoStore(emulator.endpoint, namespace);
+  await store.ensureSchema();
+  const ledger = redisLedger(redisUrl, namespace, `tf-faults-${runTag}-coordinator-ledger`);
+  const proxy = await startStallingProxy(port);
+  return {
+    store,
+    ledger,
+    url: `http://${proxy.address}`,
+    ledgerUrl: redisUrl,
+    namespace,
+    proxy,
+    async loseRecords() {
+      await emulator.close();
+      emulator = await startDynaliteOn(port);
+      await store.ensureSchema();
+      return `dynalite on ${port} killed (SIGTERM) and started empty, table ${namespace} created again`;
+    },
+    async killConnections() {
+      const before = proxy.connectionCount;
+      proxy.dropConnections();
+      return before > 0 ? 1 : 0;
+    },
+    async cleanup() {
+      await store.close();
+      await ledger.close();
+      await proxy.close();
+      await emulator.close();
+      await deletePrefix(ledgerAdmin, namespace);
+      ledgerAdmin.disconnect();
+    },
+  };
+}
+
 // ---- the run ----
 
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunReport> {
@@ -418,7 +464,12 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
   const runId = `run-${runTag}`;
   const startedMs = Date.now();
 
-  const backend = options.store === 'redis' ? await redisBackend(runTag) : await postgresBackend(runTag);
+  const backend =
+    options.store === 'redis'
+      ? await redisBackend(runTag)
+      : options.store === 'dynamodb'
+        ? await dynamoBackend(runTag)
+        : await postgresBackend(runTag);
 
   const faults = Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>;
   let faultsTotal = 0;

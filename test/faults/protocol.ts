@@ -1,7 +1,7 @@
 // Messages between the fault-suite coordinator (harness.ts) and its worker processes
 // (worker.ts), sent over the Node IPC channel of child_process.spawn. One JSON object each.
 
-export type StoreKind = 'redis' | 'postgres';
+export type StoreKind = 'redis' | 'postgres' | 'dynamodb';
 
 /** The two tools of the plan: one at-most-once, one at-least-once. */
 export const EFFECTFUL_TOOL = 'charge_card';
@@ -20,7 +20,7 @@ export interface WorkerConfig {
    * as RedisStore's older `commandTimeoutMs`; a store freeze sometimes outlasts it.
    */
   readonly operationTimeoutMs: number;
-  /** Redis key prefix, or Postgres schema of the records and the ledger. */
+  /** Redis key prefix, or Postgres schema of the records and the ledger (DynamoDB: the table, and the ledger's Redis prefix). */
   readonly namespace: string;
   /** Redis connectionName / Postgres application_name of the store's connections (killed by faults). */
   readonly connectionName: string;

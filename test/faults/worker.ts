@@ -17,10 +17,12 @@ import {
   type RecordRef,
   ToolfenceError,
 } from '@toolfence/core';
+import { DynamoDBStore } from '@toolfence/stores/dynamodb';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { emulatorConfig } from '../support/dynalite.js';
 import { type Ledger, postgresLedger, redisLedger } from './ledger.js';
 import {
   type Answer,
@@ -161,6 +163,16 @@ if (config.store === 'redis') {
     await redisStore.close();
     client.disconnect();
   };
+} else if (config.store === 'dynamodb') {
+  // The store's own client (maxAttempts 3, request timeouts within the deadline): what a user gets.
+  const dynamo = new DynamoDBStore({
+    clientConfig: emulatorConfig(config.url),
+    tableName: config.namespace,
+    operationTimeoutMs: config.operationTimeoutMs,
+  });
+  store = dynamo;
+  ledger = redisLedger(config.ledgerUrl, config.namespace, config.ledgerConnectionName);
+  closeStore = () => dynamo.close();
 } else {
   const pool = new pg.Pool({ connectionString: config.url, max: 6, application_name: config.connectionName });
   // A terminated idle connection must not crash the worker.
