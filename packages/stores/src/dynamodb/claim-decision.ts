@@ -53,6 +53,7 @@ function newRecord(ref: RecordRef, options: ClaimOptions, now: number): RecordIt
     updatedAtMs: now,
     claimedAtMs: now,
     ...callInfo(options),
+    ...(options.codec === undefined ? {} : { codec: options.codec }),
     version: newVersion(),
   };
 }

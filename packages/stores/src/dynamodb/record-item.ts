@@ -68,6 +68,8 @@ export interface RecordItem {
   runId?: string;
   callId?: string;
   description?: string;
+  /** The codec of the guard whose claim started this life (`IdempotencyRecord.codec`); a takeover keeps it. */
+  codec?: string;
   outcome?: string;
   outcomeRef?: OutcomeRef;
   error?: RecordedError;
@@ -143,6 +145,7 @@ export function toItem(record: RecordItem): Item {
   if (record.runId !== undefined) item.runId = s(record.runId);
   if (record.callId !== undefined) item.callId = s(record.callId);
   if (record.description !== undefined) item.dsc = s(record.description);
+  if (record.codec !== undefined) item.cdc = s(record.codec);
   if (record.outcomeRef !== undefined) {
     item.outRef = { M: { id: s(record.outcomeRef.id), n: n(record.outcomeRef.chunks) } };
   } else if (record.outcome !== undefined) {
@@ -196,6 +199,8 @@ export function fromItem(item: Item): RecordItem {
   if (callId !== undefined) record.callId = callId;
   const description = str(item, 'dsc');
   if (description !== undefined) record.description = description;
+  const codec = str(item, 'cdc');
+  if (codec !== undefined) record.codec = codec;
   const outRef = item.outRef?.M;
   if (outRef !== undefined) {
     record.outcomeRef = {
@@ -240,6 +245,9 @@ export function toRecord(record: RecordItem): IdempotencyRecord {
   if (record.runId !== undefined) out.runId = record.runId;
   if (record.callId !== undefined) out.callId = record.callId;
   if (record.description !== undefined) out.description = record.description;
+  if (record.codec !== undefined) out.codec = record.codec;
+  // The retention the call was claimed with (issue #27, item 4): operators keep it.
+  if (record.retentionMs > 0) out.retentionMs = record.retentionMs;
   if (record.claimedAtMs !== undefined) out.claimedAtMs = record.claimedAtMs;
   if (record.resolution !== undefined) out.resolution = record.resolution;
   return out;

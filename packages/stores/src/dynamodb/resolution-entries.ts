@@ -5,8 +5,13 @@
 // overwrite the item, a reader of `resolutions`) finishes the copy, so no entry is lost with
 // the item it was written in.
 import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { RecordRef, Resolution, ResolutionEntry, ResolveResult } from '@toolfence/core';
-import { resolutionApplies, StoreUnavailableError } from '@toolfence/core';
+import type { RecordRef, RecordState, Resolution, ResolutionEntry, ResolveResult } from '@toolfence/core';
+import {
+  overridesLiveHolder,
+  resolutionApplies,
+  resolveDecision,
+  StoreUnavailableError,
+} from '@toolfence/core';
 import { putRecord } from './conditional-writes.js';
 import {
   ENTRY_SK_PREFIX,
@@ -40,6 +45,7 @@ function entryOf(record: RecordItem, resolution: Resolution, now: number): Resol
     ...(record.error === undefined ? {} : { error: record.error }),
     ...(resolution.by === undefined ? {} : { by: resolution.by }),
     ...(resolution.reason === undefined ? {} : { reason: resolution.reason }),
+    ...(overridesLiveHolder(record as RecordItem & { state: RecordState }, now) ? { forced: true } : {}),
     atMs: now,
   };
 }
@@ -113,9 +119,10 @@ export async function resolve(
     if (!isLive(current, now)) return { status: 'not_found' };
     if (!resolutionApplies(toRecord(current), resolution))
       return { status: 'changed', record: toRecord(current) };
-    if (current.state !== 'indeterminate' && current.state !== 'abandoned') {
-      return { status: 'not_resolvable', record: toRecord(current) };
-    }
+    // A completed record is settled; a live holder's body may still take effect (issue #27):
+    // judged on this store's clock (the writer's), as its claims judge leases.
+    const decision = resolveDecision(current as RecordItem & { state: RecordState }, resolution, now);
+    if (decision !== 'settle') return { status: decision, record: toRecord(current) };
     const entry = entryOf(current, resolution, now);
     const pending: PendingEntry = {
       sk: `${ENTRY_SK_PREFIX}${String(now).padStart(16, '0')}#${newVersion()}`,
