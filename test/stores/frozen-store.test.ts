@@ -65,12 +65,12 @@ interface Frozen {
   readonly pool?: pg.Pool;
 }
 
-async function redisBehindProxy(): Promise<Frozen> {
+async function redisBehindProxy(operationTimeoutMs = DEADLINE_MS): Promise<Frozen> {
   const target = new URL(redisUrl);
   const proxy = await startStallingProxy(Number(target.port || 6379), target.hostname);
   const client = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
   client.on('error', () => undefined);
-  const store = new RedisStore({ client, prefix, operationTimeoutMs: DEADLINE_MS });
+  const store = new RedisStore({ client, prefix, operationTimeoutMs });
   cleanups.push(async () => {
     proxy.thaw();
     await store.close();
@@ -80,14 +80,14 @@ async function redisBehindProxy(): Promise<Frozen> {
   return { store, proxy };
 }
 
-async function postgresBehindProxy(): Promise<Frozen> {
+async function postgresBehindProxy(operationTimeoutMs = DEADLINE_MS): Promise<Frozen> {
   const target = new URL(databaseUrl);
   const proxy = await startStallingProxy(Number(target.port || 5432), target.hostname);
   const url = new URL(databaseUrl);
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
   const pool = createPool({ connectionString: url.toString(), max: 4 });
-  const store = new PostgresStore({ pool, schema, autoCleanup: false, operationTimeoutMs: DEADLINE_MS });
+  const store = new PostgresStore({ pool, schema, autoCleanup: false, operationTimeoutMs });
   cleanups.push(async () => {
     proxy.thaw();
     await store.close();
@@ -238,39 +238,6 @@ for (const [name, open] of [
  */
 const STEP_DEADLINE_MS = 1_500;
 
-async function redisWithDeadline(operationTimeoutMs: number): Promise<Frozen> {
-  const target = new URL(redisUrl);
-  const proxy = await startStallingProxy(Number(target.port || 6379), target.hostname);
-  const client = new Redis({ host: '127.0.0.1', port: proxy.port, maxRetriesPerRequest: 1 });
-  client.on('error', () => undefined);
-  const store = new RedisStore({ client, prefix, operationTimeoutMs });
-  cleanups.push(async () => {
-    proxy.thaw();
-    await store.close();
-    client.disconnect();
-    await proxy.close();
-  });
-  return { store, proxy };
-}
-
-async function postgresWithDeadline(operationTimeoutMs: number): Promise<Frozen> {
-  const target = new URL(databaseUrl);
-  const proxy = await startStallingProxy(Number(target.port || 5432), target.hostname);
-  const url = new URL(databaseUrl);
-  url.hostname = '127.0.0.1';
-  url.port = String(proxy.port);
-  const pool = createPool({ connectionString: url.toString(), max: 4 });
-  const store = new PostgresStore({ pool, schema, autoCleanup: false, operationTimeoutMs });
-  cleanups.push(async () => {
-    proxy.thaw();
-    await store.close();
-    proxy.dropConnections();
-    await pool.end().catch(() => undefined);
-    await proxy.close();
-  });
-  return { store, proxy, pool };
-}
-
 function refundCall(onBody: () => void = () => undefined) {
   return {
     call: {
@@ -288,8 +255,8 @@ function refundCall(onBody: () => void = () => undefined) {
 }
 
 for (const [name, open] of [
-  ['RedisStore', redisWithDeadline],
-  ['PostgresStore', postgresWithDeadline],
+  ['RedisStore', redisBehindProxy],
+  ['PostgresStore', postgresBehindProxy],
 ] as const) {
   describe(`${name}: one deadline per guard step, retries included`, () => {
     it('a new call to a frozen store fails within one operationTimeoutMs (was two: claim and its resend)', async () => {
