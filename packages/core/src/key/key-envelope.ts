@@ -3,11 +3,11 @@
 // its inputs), checked, and written as canonical JSON; every refusal a KeyDerivationError.
 import { nameProblem } from '../store/store-input.js';
 import { describeThrown } from './canonical-json.js';
-import type { KeyInput } from './idempotency-key.js';
 import { isPlainObject, pick } from './key-arguments.js';
 import { describe, fail, isOurs, read, show } from './key-failure.js';
 import { checkId, part, text } from './key-parts.js';
 import { keySecret } from './key-secret.js';
+import type { KeyInput } from './key-types.js';
 
 /** The canonical envelope text, and the secret to hash it under (none: plain SHA-256). */
 export interface Derivation {

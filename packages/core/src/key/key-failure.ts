@@ -3,7 +3,7 @@
 // ever throwing (show, describe).
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { describeThrown } from './canonical-json.js';
-import type { KeyInput } from './idempotency-key.js';
+import type { KeyInput } from './key-types.js';
 
 /** Every `KeyDerivationError` made here, so the catch-all never mistakes a thrown value for one. */
 const ours = new WeakSet<object>();

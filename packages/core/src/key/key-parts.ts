@@ -4,12 +4,7 @@ import { CanonicalizationError } from '../errors/canonicalization-error.js';
 import { isWellFormedText } from '../store/store-input.js';
 import { canonicalJson, describeThrown } from './canonical-json.js';
 import { fail, show } from './key-failure.js';
-
-/**
- * Longest run id and tool call id, in UTF-16 code units. They are only hashed, never stored, but
- * unbounded they would let a caller make every key derivation hash megabytes.
- */
-export const MAX_ID_LENGTH = 1024;
+import { MAX_ID_LENGTH } from './key-limits.js';
 
 /** A run id or call id: hashed only, so no store limit applies, but bounded and well-formed. */
 export function checkId(tool: string, field: string, what: string, id: string): void {

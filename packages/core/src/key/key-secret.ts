@@ -6,8 +6,8 @@ import { isUint8Array } from 'node:util/types';
 import { PolicyError } from '../errors/policy-error.js';
 import { isWellFormedText } from '../store/store-input.js';
 import { describeThrown } from './canonical-json.js';
-import type { FingerprintOptions } from './idempotency-key.js';
 import { fail, show } from './key-failure.js';
+import type { FingerprintOptions } from './key-types.js';
 
 /** Shortest key secret, in bytes (a string counts its UTF-8 bytes): the size of the HMAC-SHA-256 output. */
 export const MIN_KEY_SECRET_BYTES = 32;

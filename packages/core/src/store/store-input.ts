@@ -8,7 +8,7 @@
  * called directly.
  */
 import { StoreInputError } from '../errors/store-input-error.js';
-import { MAX_ID_LENGTH } from '../key/idempotency-key.js';
+import { MAX_ID_LENGTH } from '../key/key-limits.js';
 import type {
   ClaimOptions,
   Holder,
