@@ -4,7 +4,12 @@
 // context, then from fenceTools' options.
 import type { GuardedCall, IdempotencyPolicy } from '@toolfence/core';
 import type { ToolSet } from 'ai';
-import type { CallValue, FenceToolsOptions, ToolExecuteOptions, ToolfenceContext } from './fence-tools.js';
+import type {
+  CallValue,
+  FenceToolsOptions,
+  ToolExecuteOptions,
+  ToolfenceContext,
+} from './fence-tools-options.js';
 import { missingRunIdError } from './setup-fault.js';
 import { isStoppingError } from './stopping-error.js';
 
