@@ -29,16 +29,15 @@ export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-
 export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
-export type { Body as GuardedBody } from './guard/call-state.js';
 export {
   DEFAULT_LIST_LIMIT,
   Guard,
-  type GuardedCall,
-  type GuardOptions,
   type OperatorResolution,
   type ResolveOptions,
 } from './guard/guard.js';
 export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
+export type { GuardOptions } from './guard/guard-options.js';
+export type { Body as GuardedBody, GuardedCall } from './guard/guard-types.js';
 export type { ErrorDescriber } from './guard/recorded-error.js';
 export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
 export {

@@ -1,26 +1,27 @@
 import type { LeaseLostError } from '../errors/lease-lost-error.js';
 import { ToolTimeoutError } from '../errors/tool-timeout-error.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
-import type { ClaimResult, Holder } from '../store/idempotency-store.js';
+import type { ClaimResult } from '../store/idempotency-store.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
-import { describeError, leaseLostError, safeNoEffect } from './call-errors.js';
-import {
-  type Answer,
-  type AttemptInfo,
-  type Body,
-  type CallProgress,
-  type CallState,
-  SUPERSEDED,
-} from './call-state.js';
-import type { GuardRuntime } from './guard-runtime.js';
-import { answerInterruption, type HeldAttempt, type Interruption, recordLate } from './late-settlement.js';
+import { leaseLostError, safeNoEffect } from './call-errors.js';
+import { type Answer, type Body, type CallProgress, SUPERSEDED } from './guard-types.js';
+import type { HeldClaim } from './held-claim.js';
+import { answerInterruption, type Interruption, recordLate } from './late-settlement.js';
 import { BodyContext, LazyAborter } from './lazy-aborter.js';
 import { confirmLease, leaseViewLive } from './lease-confirmation.js';
 import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+import { markIndeterminate } from './mark-indeterminate.js';
 import { recordOutcome } from './outcome-recording.js';
+import { describeError } from './recorded-error.js';
 
 /** A claim the store answered `acquired`. */
 export type AcquiredClaim = Extract<ClaimResult, { status: 'acquired' }>;
+
+/** A claim's answer and when (monotonic ms) the request that got it was sent. */
+export interface SentClaim<C extends ClaimResult = ClaimResult> {
+  readonly claim: C;
+  readonly sentAtMs: number;
+}
 
 /**
  * Why the caller is answered before the body settled: `'interrupted'`, a timeout or the caller's
@@ -41,20 +42,17 @@ type Settlement<T> =
  * only reads the answer) or the claim was lost before the body started (rule G2).
  */
 export async function runAttempt<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
-  claim: AcquiredClaim,
-  claimSentAtMs: number,
+  held: HeldClaim,
+  sent: SentClaim<AcquiredClaim>,
   body: Body<T>,
   progress: CallProgress,
 ): Promise<Answer<T> | typeof SUPERSEDED> {
+  const { runtime, state, holder } = held;
+  const { sentAtMs } = sent;
   // Rule G2's common case (the reply came while the lease view is live) needs no async step.
-  const leaseFromMs = leaseViewLive(state, claimSentAtMs)
-    ? claimSentAtMs
-    : await confirmLease(runtime, state, holder, claimSentAtMs);
+  const leaseFromMs = leaseViewLive(state, sentAtMs) ? sentAtMs : await confirmLease(held, sentAtMs);
   if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
-  const attempt = new Attempt<T>(runtime, state, holder, claim);
+  const attempt = new Attempt<T>(held, sent.claim.takeover);
   let bodyPromise: Promise<T>;
   try {
     bodyPromise = attempt.start(body, leaseFromMs, progress);
@@ -76,15 +74,7 @@ export async function runAttempt<T>(
       return attempt.answerInterrupted(settlement.interrupted, bodyPromise, durationMs);
     }
     if (settlement.ok) {
-      return await recordOutcome(
-        runtime,
-        state,
-        holder,
-        settlement.value,
-        durationMs,
-        attempt.info,
-        progress,
-      );
+      return await recordOutcome(held, settlement.value, durationMs, progress);
     }
     const { error } = settlement;
     if (attempt.leaseLost !== undefined && error === attempt.leaseLost) {
@@ -92,7 +82,7 @@ export async function runAttempt<T>(
       return SUPERSEDED;
     }
     if (state.policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(state.policy, error)) {
-      runtime.emit('tool.failed', state, attempt.info, { error: runtime.recordError(error), durationMs });
+      runtime.emit('tool.failed', state, held.info, { error: runtime.recordError(error), durationMs });
       const released = await runtime.releaseQuietly(state.ref, holder);
       // IDEMPOTENT whose claim was taken over: the current holder's answer is this caller's answer.
       // A no-effect EFFECTFUL error is the answer whatever became of the claim (nothing happened).
@@ -101,7 +91,7 @@ export async function runAttempt<T>(
       }
       throw error;
     }
-    throw await runtime.markIndeterminate(state, holder, error, durationMs, attempt.info);
+    throw await markIndeterminate(held, error, durationMs);
   } finally {
     if (!keepLease) attempt.keeper.stop();
   }
@@ -112,8 +102,7 @@ export async function runAttempt<T>(
  * Interruptions the caller is answered at once for: a timeout and the caller's own abort (rule
  * G4); a lost lease after a grace of `waitTimeoutMs` for the body to notice its signal.
  */
-class Attempt<T> implements HeldAttempt {
-  readonly info: AttemptInfo;
+class Attempt<T> {
   /** When the body was started (monotonic ms). */
   readonly startedMs: number;
   /** Renews the lease from when the body starts (`start`) until the claim is settled. */
@@ -133,19 +122,17 @@ class Attempt<T> implements HeldAttempt {
   private onCallerAbort: (() => void) | undefined;
 
   constructor(
-    readonly runtime: GuardRuntime,
-    readonly state: CallState,
-    readonly holder: Holder,
-    private readonly claim: AcquiredClaim,
+    private readonly held: HeldClaim,
+    /** The claim took over from a holder whose lease expired. */
+    private readonly takeover: boolean,
   ) {
-    this.info = { attempt: claim.attempt, fence: claim.fence };
-    this.aborter = new LazyAborter(state.call.signal);
+    this.aborter = new LazyAborter(held.state.call.signal);
     this.startedMs = performance.now();
   }
 
   /** Start the lease keeper, the timeout and the abort watch, then the body. */
   start(body: Body<T>, leaseFromMs: number, progress: CallProgress): Promise<T> {
-    const { runtime, state, holder } = this;
+    const { runtime, state, holder, info } = this.held;
     const { call, policy, ref } = state;
     this.keeper = new LeaseKeeper(
       runtime.store,
@@ -167,9 +154,9 @@ class Attempt<T> implements HeldAttempt {
       callerSignal.addEventListener('abort', this.onCallerAbort, { once: true });
     }
     const context = this.context();
-    runtime.emit('tool.started', state, this.info, { takeover: this.claim.takeover });
+    runtime.emit('tool.started', state, info, { takeover: this.takeover });
     progress.executions++;
-    progress.lastAttempt = this.info;
+    progress.lastAttempt = info;
     return Promise.resolve().then(() => runWithToolCall(context, () => body(context)));
   }
 
@@ -211,10 +198,11 @@ class Attempt<T> implements HeldAttempt {
     if (reason === 'lease') {
       // The body ignored its signal past the grace period: record late if it ever returns,
       // and answer this caller with the current holder's outcome.
-      recordLate(this, bodyPromise);
+      recordLate(this.held, bodyPromise);
       return SUPERSEDED;
     }
-    throw answerInterruption(this, bodyPromise, this.interruption, durationMs);
+    const running = { held: this.held, body: bodyPromise, stopLease: () => this.keeper.stop() };
+    throw answerInterruption(running, this.interruption, durationMs);
   }
 
   /** Stop everything: the body never started (the keeper may not exist yet). */
@@ -226,29 +214,29 @@ class Attempt<T> implements HeldAttempt {
   private stopWatching(): void {
     clearTimeout(this.timeoutTimer);
     if (this.onCallerAbort !== undefined) {
-      this.state.call.signal?.removeEventListener('abort', this.onCallerAbort);
+      this.held.state.call.signal?.removeEventListener('abort', this.onCallerAbort);
     }
   }
 
   private context(): ToolCallContext {
-    const { state, claim } = this;
-    return new BodyContext(state.ref, claim, this.aborter, state.runId, state.call);
+    const { state, info } = this.held;
+    return new BodyContext(state.ref, info, this.aborter, state.runId, state.call);
   }
 
   private loseLease(reason: LeaseLossReason): void {
     if (this.bodySettled) return;
-    const { runtime, state } = this;
-    const leaseLost = leaseLostError(state.ref.key, state.call.tool, this.holder.fence, reason);
+    const { runtime, state, holder, info } = this.held;
+    const leaseLost = leaseLostError(state.ref.key, state.call.tool, holder.fence, reason);
     this.leaseLost = leaseLost;
     state.flight?.release();
-    runtime.emit('tool.fenced', state, this.info, { error: describeError(leaseLost) });
+    runtime.emit('tool.fenced', state, info, { error: describeError(leaseLost) });
     this.aborter.abort(leaseLost);
     const grace = setTimeout(() => this.interrupt('lease'), state.policy.waitTimeoutMs);
     grace.unref();
   }
 
   private timeOut(timeoutMs: number): void {
-    const error = new ToolTimeoutError(this.state.call.tool, timeoutMs);
+    const error = new ToolTimeoutError(this.held.state.call.tool, timeoutMs);
     this.interruption ??= { kind: 'timeout', error };
     this.aborter.abort(error);
     this.interrupt('interrupted');

@@ -7,33 +7,10 @@ import { Idempotency, type ResolvedPolicy } from '../policy/idempotency-policy.j
 import type { RecordedError } from '../store/idempotency-store.js';
 import type { CallState } from './call-state.js';
 import type { LeaseLossReason } from './lease-keeper.js';
+import { describeError } from './recorded-error.js';
 
-// How the guard describes, classifies and builds the errors of a call.
-
-/** An error as a store records it. Never throws: a body may throw anything. */
-export function describeError(error: unknown): RecordedError {
-  // A body may throw a null-prototype object, a revoked proxy, an error whose message getter
-  // throws; a failure here must not strand the claim.
-  try {
-    if (error instanceof Error) {
-      const code = (error as { code?: unknown }).code;
-      const name = String(error.name);
-      const type = typeof code === 'string' && name === 'Error' ? code : name;
-      return { type: clean(type), message: clean(String(error.message)) };
-    }
-    return { type: typeof error, message: clean(String(error)) };
-  } catch {
-    return { type: 'Unknown', message: '<an error that cannot be printed>' };
-  }
-}
-
-/** Fit for every store: no NUL (PostgreSQL text cannot hold it), bounded, no split surrogate pair. */
-function clean(text: string): string {
-  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
-  if (withoutNul.length <= 2000) return withoutNul;
-  const cut = /[\uD800-\uDBFF]/.test(withoutNul.charAt(1999)) ? 1999 : 2000;
-  return `${withoutNul.slice(0, cut)}…`;
-}
+// How the guard classifies and builds the errors of a call; how it describes them is
+// recorded-error.ts.
 
 /** The error a body's signal is aborted with when its lease is lost. */
 export function leaseLostError(

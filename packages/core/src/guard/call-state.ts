@@ -3,14 +3,14 @@ import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { argumentsFingerprint, idempotencyKey, type KeySecret } from '../key/idempotency-key.js';
 import type { ResolvedPolicy } from '../policy/idempotency-policy.js';
 import type { RecordRef } from '../store/idempotency-store.js';
-import type { CallTrace } from '../telemetry/call-trace.js';
-import { currentToolCall, type ToolCallContext } from './call-context.js';
+import { currentToolCall } from './call-context.js';
 import { describeCall } from './call-description.js';
-import type { GuardedCall } from './guard.js';
-import type { Flight } from './in-flight-calls.js';
+import type { Flight } from './flight.js';
+import type { CallObserver, GuardedCall } from './guard-types.js';
 import { cachedNameProblem } from './name-check.js';
 
-// The vocabulary the parts of the guard share: one call, what it has done, what it answers.
+// One call as the parts of the guard see it: its key and fingerprint, checked before any store
+// is asked. What it has done and answers is guard-types.ts.
 
 /** One guarded call, as the parts of the guard see it. */
 export interface CallState {
@@ -30,7 +30,7 @@ export interface CallState {
   /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
   flight: Flight | undefined;
   /** The call's span and metric points, when the guard has telemetry (docs/observability.md). */
-  trace: CallTrace | undefined;
+  trace: CallObserver | undefined;
   /**
    * During a key-secret rotation (`keySecret: [current, previous]`): the same call keyed with the
    * previous secret, derived when first needed (a claim that started a fresh record). See
@@ -146,40 +146,3 @@ function fingerprintOf(call: GuardedCall, keySecret: KeySecret | undefined): str
     });
   }
 }
-
-/**
- * The body `guard.run` runs at most once: it gets the call's context and returns the outcome
- * (or a promise of it). Exported as `GuardedBody`.
- */
-export type Body<T> = (context: ToolCallContext) => T | PromiseLike<T>;
-
-/** The attempt and fencing token an event or an error concerns. */
-export interface AttemptInfo {
-  readonly attempt: number;
-  readonly fence: number;
-}
-
-/** Attempt details of an event that concerns no known attempt. */
-export const NO_ATTEMPT: AttemptInfo = { attempt: 0, fence: 0 };
-
-/** What one guard.run call has done so far, across its claims (rule G1). */
-export interface CallProgress {
-  /** Bodies this call has entered. */
-  executions: number;
-  /** The value this call's body returned and its encoding, once it returned one. */
-  ownResult: { readonly value: unknown; readonly encoded: string } | undefined;
-  /** Attempt and fence of the last attempt that entered the body. */
-  lastAttempt: AttemptInfo | undefined;
-}
-
-/** What a call answered, with the encoded outcome when one is recorded in the store. */
-export interface Answer<T> {
-  readonly value: T;
-  /** The outcome as recorded; undefined when nothing was recorded for this answer. */
-  readonly encoded: string | undefined;
-  readonly attempt: number;
-  readonly fence: number;
-}
-
-/** Sentinel: the attempt lost its lease; the caller must take the current holder's answer. */
-export const SUPERSEDED = Symbol('superseded');

@@ -2,35 +2,25 @@ import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.j
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
-import { MAX_ID_LENGTH } from '../key/idempotency-key.js';
+import { MAX_ID_LENGTH } from '../key/key-limits.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  Holder,
-  RecordRef,
-} from '../store/idempotency-store.js';
+import type { ClaimOptions, ClaimResult, CompleteResult, RecordRef } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
-import { type AcquiredClaim, runAttempt } from './attempt.js';
+import { type AcquiredClaim, runAttempt, type SentClaim } from './attempt.js';
 import {
   asStoreError,
-  describeError,
   executionAbandonedError,
   indeterminateOutcomeError,
   recordLost,
 } from './call-errors.js';
-import {
-  type Answer,
-  type Body,
-  type CallProgress,
-  type CallState,
-  NO_ATTEMPT,
-  SUPERSEDED,
-} from './call-state.js';
+import type { CallState } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
+import { type Answer, type Body, type CallProgress, NO_ATTEMPT, SUPERSEDED } from './guard-types.js';
+import type { HeldClaim } from './held-claim.js';
+import { markIndeterminate } from './mark-indeterminate.js';
 import { completeWithRetry, isRecorded } from './outcome-recording.js';
 import { rotatedLife } from './previous-secret.js';
+import { describeError } from './recorded-error.js';
 import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
 /** Pause before asking the store again for a claim whose reply was lost. */
@@ -38,12 +28,6 @@ const CLAIM_RETRY_DELAY_MS = 25;
 
 /** Sentinel: a call that ran its body before may run it again (IDEMPOTENT, below maxAttempts). */
 const RUN_AGAIN = Symbol('run again');
-
-/** A claim's answer and when (monotonic ms) the request that got it was sent. */
-interface SentClaim {
-  readonly claim: ClaimResult;
-  readonly sentAtMs: number;
-}
 
 type BusyClaim = Extract<ClaimResult, { status: 'busy' }>;
 type SettledClaim = Exclude<ClaimResult, { status: 'acquired' | 'busy' }>;
@@ -95,10 +79,16 @@ export async function claimLoop<T>(
     const { claim } = sent;
     if (claim.status === 'acquired') {
       const holder = { fence: claim.fence, owner };
+      const held: HeldClaim = {
+        runtime,
+        state,
+        holder,
+        info: { attempt: claim.attempt, fence: claim.fence },
+      };
       if (progress.executions > 0) {
         // Rule G1 (docs/guarantee.md): this call already entered its body; a new life of the key
         // must not run it again on this call's behalf.
-        const answer = await afterLostRecord<T>(runtime, state, holder, claim, progress);
+        const answer = await afterLostRecord<T>(held, claim, progress);
         if (answer !== RUN_AGAIN) return answer;
       } else if (
         (state.underPreviousSecret !== undefined || state.underCurrentSecret !== undefined) &&
@@ -107,7 +97,7 @@ export async function claimLoop<T>(
       ) {
         // A key-secret rotation: the call may have a record under the other secret (checked only
         // here, so a guard without a rotation pays nothing).
-        const elsewhere = await rotatedLife(runtime, state, holder);
+        const elsewhere = await rotatedLife(held);
         if (elsewhere !== undefined) return claimLoop<T>(runtime, elsewhere, body, waitingEmitted);
       }
       if (call.signal?.aborted === true) {
@@ -115,7 +105,8 @@ export async function claimLoop<T>(
         await runtime.releaseQuietly(state.ref, holder);
         throw call.signal.reason;
       }
-      const result = await runAttempt<T>(runtime, state, holder, claim, sent.sentAtMs, body, progress);
+      // `sent.claim` is the acquired claim narrowed above (TypeScript does not narrow `sent` by it).
+      const result = await runAttempt<T>(held, sent as SentClaim<AcquiredClaim>, body, progress);
       if (result !== SUPERSEDED) return result;
       continue;
     }
@@ -262,19 +253,17 @@ function answerWhenUnreachable<T>(
  * while this call's own executions stay below `maxAttempts`.
  */
 async function afterLostRecord<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
+  held: HeldClaim,
   claim: AcquiredClaim,
   progress: CallProgress,
 ): Promise<Answer<T> | typeof RUN_AGAIN> {
+  const { runtime, state, holder, info: attemptInfo } = held;
   const { ref, policy } = state;
-  const attemptInfo = { attempt: claim.attempt, fence: claim.fence };
   const own = progress.ownResult;
   if (own !== undefined) {
     let result: CompleteResult | undefined;
     try {
-      result = await completeWithRetry(runtime, ref, holder, own.encoded, policy.retentionMs);
+      result = await completeWithRetry(held, own.encoded);
     } catch {
       result = undefined;
     }
@@ -283,7 +272,7 @@ async function afterLostRecord<T>(
     return { value: own.value as T, encoded: recorded ? own.encoded : undefined, ...attemptInfo };
   }
   if (policy.kind === Idempotency.EFFECTFUL) {
-    throw await runtime.markIndeterminate(state, holder, recordLost(), 0, attemptInfo);
+    throw await markIndeterminate(held, recordLost(), 0);
   }
   if (progress.executions >= policy.maxAttempts) {
     await runtime.releaseQuietly(ref, holder);

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { type OutcomeCodec, UNNAMED_CODEC } from '../codec/outcome-codec.js';
-import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import type {
   Holder,
@@ -10,10 +9,11 @@ import type {
   RecordRef,
 } from '../store/idempotency-store.js';
 import { isWellFormedText, MAX_OUTCOME_LENGTH, nameProblem } from '../store/store-input.js';
-import { asStoreError, describeError, indeterminateOutcomeError } from './call-errors.js';
-import type { AttemptInfo, CallState } from './call-state.js';
+import { asStoreError } from './call-errors.js';
+import type { CallState } from './call-state.js';
 import type { GuardEvent, GuardEventListener, GuardEventType } from './guard-events.js';
-import { type ErrorDescriber, recordedError } from './recorded-error.js';
+import type { AttemptInfo } from './guard-types.js';
+import { describeError, type ErrorDescriber, recordedError } from './recorded-error.js';
 import type { StepBudget } from './step-budget.js';
 
 /** The name a codec is recorded under: its own when a store can keep it, else `custom`. */
@@ -22,29 +22,42 @@ export function codecNameOf(codec: OutcomeCodec): string {
   return typeof name === 'string' && nameProblem(name) === undefined ? name : UNNAMED_CODEC;
 }
 
+/** The ports of one guard, as its options gave them (checked). */
+export interface GuardPorts {
+  /** The store every call uses (the traced one when the guard has telemetry). */
+  readonly store: IdempotencyStore;
+  readonly codec: OutcomeCodec;
+  readonly onEvent: GuardEventListener | undefined;
+  /** The deadline of each guard step (step-budget.ts). */
+  readonly stepBudget: StepBudget;
+  /** `GuardOptions.describeError` (recorded-error.ts). */
+  readonly describeError: ErrorDescriber | undefined;
+}
+
 /**
- * What the parts of one guard share: its store, codec and event listener, and the owner ids of
- * its claims. Internal; one per {@link Guard}.
+ * What the parts of one guard share: its ports (store, codec, event listener, step budget, error
+ * describer) and the owner ids of its claims. It decides nothing about a call. Internal; one per
+ * {@link Guard}.
  */
 export class GuardRuntime {
   private readonly instanceId = randomUUID();
   private attemptCounter = 0;
-  /** Interrupted calls whose record was already reported left indeterminate. */
-  private readonly lateMarked = new WeakSet<CallState>();
+  readonly store: IdempotencyStore;
+  readonly codec: OutcomeCodec;
+  readonly stepBudget: StepBudget;
+  private readonly onEvent: GuardEventListener | undefined;
+  private readonly describeErrorHook: ErrorDescriber | undefined;
 
   /** Recorded with every claim (`IdempotencyRecord.codec`): the codec's name, or `custom`. */
   readonly codecName: string;
 
-  constructor(
-    readonly store: IdempotencyStore,
-    readonly codec: OutcomeCodec,
-    private readonly onEvent: GuardEventListener | undefined,
-    /** The deadline of each guard step (step-budget.ts). */
-    readonly stepBudget: StepBudget = { budgetMs: undefined, boundsFirstTry: false },
-    /** `GuardOptions.describeError` (recorded-error.ts). */
-    private readonly describeErrorHook: ErrorDescriber | undefined = undefined,
-  ) {
-    this.codecName = codecNameOf(codec);
+  constructor(ports: GuardPorts) {
+    this.store = ports.store;
+    this.codec = ports.codec;
+    this.onEvent = ports.onEvent;
+    this.stepBudget = ports.stepBudget;
+    this.describeErrorHook = ports.describeError;
+    this.codecName = codecNameOf(ports.codec);
   }
 
   /** A body's error as it is recorded and emitted: type and code, a message only from the hook. */
@@ -156,50 +169,6 @@ export class GuardRuntime {
     } catch {
       // Unreleased: the lease expires and the key is taken over as a lost attempt.
       return false;
-    }
-  }
-
-  /** Mark the holder's record indeterminate (best effort) and return the error for the caller. */
-  async markIndeterminate(
-    state: CallState,
-    holder: Holder,
-    error: unknown,
-    durationMs: number,
-    attemptInfo: AttemptInfo,
-  ): Promise<IndeterminateOutcomeError> {
-    const recorded = this.recordError(error);
-    try {
-      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
-    } catch {
-      // The claim stays in progress; when its lease expires a claimer marks it indeterminate.
-    }
-    this.emit('tool.indeterminate', state, attemptInfo, { error: recorded, durationMs });
-    // The caller, in this process, gets the reason whole (it holds the error as `cause` anyway);
-    // only what is stored and emitted follows describeError (issue 30, item 6).
-    return indeterminateOutcomeError(state, attemptInfo, describeError(error), { cause: error });
-  }
-
-  /**
-   * The record of an interrupted call (its caller already answered, `tool.interrupted`) is left
-   * indeterminate, now that its body failed or ran past waitTimeoutMs: the listener hears
-   * `tool.indeterminate`, and the metric gets a late point (issue 27, item 2). Best effort: the
-   * store's mark may have failed, and then the lease's expiry makes the record indeterminate.
-   */
-  async markLateIndeterminate(
-    state: CallState,
-    holder: Holder,
-    attemptInfo: AttemptInfo,
-    recorded: RecordedError,
-  ): Promise<void> {
-    try {
-      await this.store.markIndeterminate(state.ref, holder, recorded, state.policy.retentionMs);
-    } finally {
-      // Once per call: the grace timer and a body failing after it both mark.
-      if (!this.lateMarked.has(state)) {
-        this.lateMarked.add(state);
-        this.emit('tool.indeterminate', state, attemptInfo, { error: recorded });
-        state.trace?.lateIndeterminate(recorded.type);
-      }
     }
   }
 

@@ -1,8 +1,6 @@
-import { jsonOutcomeCodec, type OutcomeCodec } from '../codec/outcome-codec.js';
-import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
+import { jsonOutcomeCodec } from '../codec/outcome-codec.js';
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
-import { PolicyError } from '../errors/policy-error.js';
-import { type KeySecret, keySecretProblem } from '../key/idempotency-key.js';
+import type { KeySecret } from '../key/idempotency-key.js';
 import {
   Idempotency,
   type IdempotencyPolicy,
@@ -20,13 +18,15 @@ import type {
 } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
 import type { CallTrace } from '../telemetry/call-trace.js';
-import { Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
+import { Telemetry } from '../telemetry/telemetry.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
-import { type Body, callStateOf } from './call-state.js';
+import { callStateOf } from './call-state.js';
 import { claimLoop } from './claim-loop.js';
-import type { GuardEvent, GuardEventListener } from './guard-events.js';
+import { Flight } from './flight.js';
+import { describeErrorOf, type GuardOptions, keySecretsOf } from './guard-options.js';
 import { GuardRuntime } from './guard-runtime.js';
-import { Flight, follow, NO_ANSWER } from './in-flight-calls.js';
+import type { Body, GuardedCall } from './guard-types.js';
+import { follow, NO_ANSWER } from './in-flight-calls.js';
 import { cachedNameProblem } from './name-check.js';
 import {
   listRecords,
@@ -36,7 +36,6 @@ import {
   resolveRecord,
   storeResolutionOf,
 } from './operator.js';
-import type { ErrorDescriber } from './recorded-error.js';
 import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
@@ -44,91 +43,8 @@ export type { OperatorResolution, ResolveOptions } from './operator.js';
 /** Records in one page of `guard.list` when no `limit` is given. */
 export const DEFAULT_LIST_LIMIT = 100;
 
-// The coordinator. A call's way through the files of this folder:
-//   call-state.ts          its key and fingerprint, checked before any store is asked
-//   in-flight-calls.ts     identical calls in this process follow one leader
-//   claim-loop.ts          claim; wait for a holder; answer a settled record; rule G1
-//   attempt.ts             run the body under a lease: lease-confirmation.ts (rule G2),
-//                          lease-keeper.ts, lazy-aborter.ts (the body's signal)
-//   outcome-recording.ts   record the body's value (rule G5)
-//   late-settlement.ts     a body that settles after its caller was answered (rule G4)
-//   guard-runtime.ts, call-errors.ts   what the parts share
-//   ../telemetry/          the call's span and metric points, when the telemetry option is set
-// The rules G1-G6: docs/guarantee.md.
-
-/** Options of a {@link Guard}. */
-export interface GuardOptions {
-  /** The shared store of records (MemoryStore, RedisStore, PostgresStore, or your own). */
-  readonly store: IdempotencyStore;
-  /** Default tenant of every call. Default `'default'`. */
-  readonly tenant?: string;
-  /** Guard-wide policy defaults (durations in milliseconds); a policy's own values win. */
-  readonly defaults?: PolicyDefaults;
-  /** Receives every {@link GuardEvent}. */
-  readonly onEvent?: GuardEventListener;
-  /** How outcomes are stored and replayed. Default {@link jsonOutcomeCodec}. */
-  readonly codec?: OutcomeCodec;
-  /**
-   * A secret of at least 32 bytes (a `Uint8Array`, or a string taken as its UTF-8 bytes) that makes
-   * every idempotency key and arguments fingerprint an HMAC-SHA-256 instead of a plain SHA-256, so
-   * a record's fingerprint cannot be reversed by guessing low-entropy arguments (a PIN, an amount).
-   * Rotating it changes every key. During a rotation give `[current, previous]`: keys are made and
-   * claimed with `current`, and a call whose claim starts a fresh record also looks its key up
-   * under `previous` (one more store read, and only then), so a call completed, stopped
-   * (indeterminate, abandoned) or still running under the previous secret is replayed, stopped
-   * or waited for, never run a second time (docs/key-spec.md section 6.4, the rotation
-   * procedure and its race window). Default: none (plain SHA-256).
-   * @throws PolicyError (from the constructor) when a secret is shorter than 32 bytes or not a
-   *   secret, or `previous` is `current`.
-   */
-  readonly keySecret?: KeySecret | readonly [current: KeySecret, previous: KeySecret];
-  /**
-   * OpenTelemetry: an `execute_tool {tool}` span per guarded call and the `toolfence.guard.*`
-   * metrics (docs/observability.md). Default: none (nothing of OpenTelemetry is loaded or called).
-   * @throws PolicyError (from the constructor) when it has neither a tracer nor a meter provider.
-   */
-  readonly telemetry?: TelemetryOptions;
-  /**
-   * The longest a guard step waits for the store, in milliseconds, all its tries together: the
-   * claim (with the resend of a claim whose reply was lost), and the recording of an outcome
-   * (`complete` and its retries). This is the bound a caller can rely on per step: with a frozen
-   * store a new call fails with `StoreUnavailableError`, and a call whose body ran answers its
-   * value unrecorded, within about this. A try the guard stopped waiting for may still land
-   * later; its fence makes that harmless. Default: the store's `operationTimeoutMs` when it
-   * declares one (RedisStore, PostgresStore: 5000), else none. Longer than the store's deadline
-   * leaves room for retries after a timeout; shorter also races each first try (a timer per call).
-   * @throws RangeError (from the constructor) when not a whole number of ms in 1..2^31-1.
-   */
-  readonly storeStepTimeoutMs?: number;
-  /**
-   * The message recorded for an error a body threw (or a caller's abort reason): `{ message }`,
-   * e.g. a redacted form of it. By default only the error's type (its name, or the `code` of a
-   * plain Error) and its `code` are recorded, never its message, which is often built from the
-   * arguments (a card number, an e-mail address): what lands in the store, `toolfence list`,
-   * the console, events and spans (docs/operations.md, "Descriptions"). toolfence's own errors
-   * (`ToolTimeoutError`, `LeaseLostError`) are recorded whole. A hook that throws or returns no
-   * `message` records the default; its text is cut to 2,000 characters.
-   * @throws PolicyError (from the constructor) when it is not a function.
-   */
-  readonly describeError?: ErrorDescriber;
-}
-
-/** One call to guard. */
-export interface GuardedCall {
-  /** Tool name; part of the key. */
-  readonly tool: string;
-  /** The call's arguments, as the tool receives them (a plain object). */
-  readonly arguments: Record<string, unknown>;
-  /** The SDK's tool call id (LangChain `tool_call.id`, AI SDK `toolCallId`). */
-  readonly callId?: string | undefined;
-  /** The agent run (thread, conversation) the call belongs to; part of `'run'`-scoped keys. */
-  readonly runId?: string | undefined;
-  /** Overrides the guard's tenant for this call. */
-  readonly tenant?: string | undefined;
-  readonly policy: IdempotencyPolicy;
-  /** The caller's signal: aborts waiting, and aborts the body through its context signal. */
-  readonly signal?: AbortSignal | undefined;
-}
+// The coordinator: what each file of this folder does for a call is in docs/design.md ("Where
+// each idea lives"); the rules G1-G6 it keeps are docs/guarantee.md.
 
 /**
  * The dispatcher: for each guarded call derives the idempotency key, claims it in the store, and
@@ -170,13 +86,13 @@ export class Guard {
     this.defaults = options.defaults ?? {};
     this.telemetry = Telemetry.of(options.telemetry, options.store);
     const store = this.telemetry?.traceStore(options.store) ?? options.store;
-    this.runtime = new GuardRuntime(
+    this.runtime = new GuardRuntime({
       store,
-      options.codec ?? jsonOutcomeCodec,
-      options.onEvent,
-      stepBudgetOf(options.store, options.storeStepTimeoutMs),
-      describeErrorOf(options),
-    );
+      codec: options.codec ?? jsonOutcomeCodec,
+      onEvent: options.onEvent,
+      stepBudget: stepBudgetOf(options.store, options.storeStepTimeoutMs),
+      describeError: describeErrorOf(options),
+    });
     const [secret, previous] = keySecretsOf(options);
     // Copies: bytes the caller changes later (or shares with another thread) must not change keys.
     this.keySecret = secret === undefined || typeof secret === 'string' ? secret : Uint8Array.from(secret);
@@ -241,7 +157,10 @@ export class Guard {
       return await runWithToolCall(context, () => body(context));
     }
     const state = callStateOf(call, policy, this.tenant, this.keySecret, this.previousKeySecret);
-    trace?.attach(state);
+    if (trace !== undefined) {
+      state.trace = trace;
+      trace.attach(state.ref);
+    }
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
     const leader = this.flights.get(state.flightKey);
@@ -271,7 +190,7 @@ export class Guard {
    * holder is gone (its lease expired by the store's clock), after checking the system the tool
    * touched. An `in_progress` record whose holder is alive (its lease renewed: its body may still
    * take effect, also after its caller was answered) is refused with `HolderAliveError` unless
-   * `options.force` gives a reason (issue #27). `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
+   * `options.force` gives a reason. `{ outcome }` records what happened (repeats will get it); `{ released: true }` frees
    * the key so the call may run again. `by` and `reason` are kept with the resolution (read them
    * with {@link Guard.resolutions}); a `tool.resolved` event tells the listener.
    *
@@ -292,7 +211,7 @@ export class Guard {
     options: ResolveOptions = {},
   ): Promise<ResolveResult> {
     const ref = { tenant: options.tenant ?? this.tenant, key };
-    // The record's own retention (its call's) unless the operator gives one (issue #27).
+    // The record's own retention (its call's) unless the operator gives one.
     const fallbackMs = this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
     const storeResolution = storeResolutionOf(this.runtime, resolution, options);
     return resolveRecord(this.runtime, ref, storeResolution, { givenMs: options.retentionMs, fallbackMs });
@@ -337,47 +256,6 @@ export class Guard {
     }
     return resolved;
   }
-}
-
-/** `describeError`, checked. @throws PolicyError */
-function describeErrorOf(options: GuardOptions): ErrorDescriber | undefined {
-  const hook: unknown = options.describeError;
-  if (hook === undefined || typeof hook === 'function') return hook as ErrorDescriber | undefined;
-  throw new PolicyError('describeError', `must be a function (error) => { message }, got ${typeof hook}`);
-}
-
-/**
- * `keySecret` as `[current, previous]` (previous undefined when not rotating), checked.
- * @throws PolicyError
- */
-function keySecretsOf(options: GuardOptions): [KeySecret | undefined, KeySecret | undefined] {
-  if (!Object.hasOwn(options, 'keySecret')) return [undefined, undefined];
-  const given: unknown = options.keySecret;
-  if (!Array.isArray(given)) {
-    // An explicit undefined is refused too: an unset environment variable must not quietly
-    // switch keyed mode off.
-    const problem = keySecretProblem(given);
-    if (problem !== undefined) throw new PolicyError('keySecret', problem);
-    return [given as KeySecret, undefined];
-  }
-  if (given.length !== 2) {
-    throw new PolicyError(
-      'keySecret',
-      `must be one secret or [current, previous] (a rotation, docs/key-spec.md section 6.4), got ${given.length} secrets`,
-    );
-  }
-  const [current, previous] = given as [unknown, unknown];
-  for (const [name, secret] of [
-    ['current', current],
-    ['previous', previous],
-  ] as const) {
-    const problem = keySecretProblem(secret);
-    if (problem !== undefined) throw new PolicyError('keySecret', `the ${name} secret ${problem}`);
-  }
-  if (Buffer.from(current as KeySecret).equals(Buffer.from(previous as KeySecret))) {
-    throw new PolicyError('keySecret', 'the previous secret is the current one: nothing is being rotated');
-  }
-  return [current as KeySecret, previous as KeySecret];
 }
 
 /** The arguments of `guard.run`, checked before anything else. */

@@ -1,10 +1,10 @@
 import { Idempotency } from '../policy/idempotency-policy.js';
-import type { Holder, RecordedError } from '../store/idempotency-store.js';
-import { describeError, indeterminateOutcomeError, safeNoEffect } from './call-errors.js';
-import type { AttemptInfo, CallState } from './call-state.js';
-import type { GuardRuntime } from './guard-runtime.js';
-import type { LeaseKeeper } from './lease-keeper.js';
+import type { RecordedError } from '../store/idempotency-store.js';
+import { indeterminateOutcomeError, safeNoEffect } from './call-errors.js';
+import type { HeldClaim } from './held-claim.js';
+import { markLateIndeterminate } from './mark-indeterminate.js';
 import { isRecorded } from './outcome-recording.js';
+import { describeError } from './recorded-error.js';
 
 // A body that settles after its caller was answered: settled in the store all the same.
 
@@ -14,13 +14,12 @@ export interface Interruption {
   readonly error: unknown;
 }
 
-/** An attempt whose body is running: its holder, and the keeper that renews its lease. */
-export interface HeldAttempt {
-  readonly runtime: GuardRuntime;
-  readonly state: CallState;
-  readonly holder: Holder;
-  readonly info: AttemptInfo;
-  readonly keeper: LeaseKeeper;
+/** A body still running after its caller was answered, and how to stop renewing its lease. */
+export interface RunningBody<T> {
+  readonly held: HeldClaim;
+  readonly body: Promise<T>;
+  /** Stops the lease's renewals; called once the body and its claim are settled. */
+  readonly stopLease: () => void;
 }
 
 /**
@@ -31,81 +30,72 @@ export interface HeldAttempt {
  * error marks it indeterminate). Returns the error to throw.
  */
 export function answerInterruption<T>(
-  attempt: HeldAttempt,
-  bodyPromise: Promise<T>,
+  running: RunningBody<T>,
   interruption: Interruption | undefined,
   durationMs: number,
 ): unknown {
-  const { runtime, state, info } = attempt;
+  const { runtime, state, info } = running.held;
   const cause = interruption?.error;
   const recordedCause = runtime.recordError(cause);
-  settleInterruptedBody(attempt, bodyPromise, recordedCause);
+  settleInterruptedBody(running, recordedCause);
   if (state.policy.kind === Idempotency.IDEMPOTENT) {
     runtime.emit('tool.failed', state, info, { error: recordedCause, durationMs });
     return cause;
   }
-  // Issue 27, item 2: answered before the body settled is not (yet) a record that needs a
-  // decision; `tool.indeterminate` comes only if the body then fails (its record is then left
-  // indeterminate): while it runs, its lease is renewed and the record stays in progress.
+  // Answered before the body settled is not (yet) a record that needs a decision:
+  // `tool.indeterminate` comes only if the body then fails and leaves its record indeterminate.
   runtime.emit('tool.interrupted', state, info, { error: recordedCause, durationMs });
   // The caller gets the reason whole; the store and the events get what describeError allows.
   return indeterminateOutcomeError(state, info, describeError(cause), { cause });
 }
 
 /** Settle the claim of an interrupted body when it settles; the lease is kept until then. */
-function settleInterruptedBody<T>(
-  attempt: HeldAttempt,
-  bodyPromise: Promise<T>,
-  recordedCause: RecordedError,
-): void {
-  const { runtime, state, holder, keeper } = attempt;
+function settleInterruptedBody<T>(running: RunningBody<T>, recordedCause: RecordedError): void {
+  const { held } = running;
+  const { runtime, state, holder } = held;
   const { policy, ref } = state;
-  // The lease is renewed until the body settles, however long after its caller was answered:
-  // while it runs the record stays `in_progress` under a live lease, so a retry waits
-  // (OutcomePendingError) and an operator is refused (HolderAliveError) instead of being offered
-  // a decision about a body that may still take effect (issue #27: marking it indeterminate and
-  // stopping the renewals let an operator's release and a retry pay twice).
-  bodyPromise
+  // While the body runs its record stays `in_progress` under a live lease, so a retry waits and
+  // an operator is refused (HolderAliveError): marking it indeterminate and stopping the
+  // renewals let an operator's release and a retry pay twice.
+  running.body
     .then(
-      (value) => completeLate(attempt, value),
+      (value) => completeLate(held, value),
       async (error: unknown) => {
         if (policy.kind === Idempotency.IDEMPOTENT || safeNoEffect(policy, error)) {
           await runtime.releaseQuietly(ref, holder);
         } else {
-          await runtime.markLateIndeterminate(state, holder, attempt.info, runtime.recordError(error));
+          await markLateIndeterminate(held, runtime.recordError(error));
         }
       },
     )
     .catch(async () => {
       // Unrecordable (the codec or the store refused it): settle the way the kind requires.
       if (policy.kind === Idempotency.EFFECTFUL) {
-        await runtime
-          .markLateIndeterminate(state, holder, attempt.info, recordedCause)
-          .catch(() => undefined);
+        await markLateIndeterminate(held, recordedCause).catch(() => undefined);
       } else {
         await runtime.releaseQuietly(ref, holder);
       }
     })
-    .finally(() => keeper.stop());
+    .finally(running.stopLease);
 }
 
 /** Record the value of a body that returned after its caller was answered (rule G4). */
-async function completeLate(attempt: HeldAttempt, value: unknown): Promise<void> {
-  const { runtime, state, holder } = attempt;
+async function completeLate(held: HeldClaim, value: unknown): Promise<void> {
+  const { runtime, state, holder } = held;
   const encoded = runtime.encodeOutcome(value, state.call.tool);
   const result = await runtime.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
   const recorded = isRecorded(result, holder, encoded);
   runtime.emit(
     recorded ? 'tool.completed' : 'tool.stale_result',
     state,
-    attempt.info,
+    held.info,
     recorded ? { recorded } : {},
   );
 }
 
 /** A superseded attempt that still returns: try to record it; a stale one is reported. */
-export function recordLate<T>(attempt: HeldAttempt, bodyPromise: Promise<T>): void {
-  const { runtime, state, holder, info } = attempt;
+export function recordLate<T>(held: HeldClaim, bodyPromise: Promise<T>): void {
+  const { runtime, state, holder, info } = held;
   bodyPromise.then(
     async (value) => {
       try {

@@ -1,6 +1,6 @@
 import type { RecordRef } from '../store/idempotency-store.js';
 import type { ToolCallContext } from './call-context.js';
-import type { AttemptInfo } from './call-state.js';
+import type { AttemptInfo } from './guard-types.js';
 
 /**
  * The body's abort signal, made on first use (an AbortSignal is costly to make, and most bodies
@@ -39,8 +39,7 @@ export class LazyAborter {
  * its order, `signal` an own accessor that makes the signal on first read (so `{ ...context }`,
  * `Object.keys` and JSON see what a plain object literal shows). One getter shared by every
  * context: a literal's `get signal()` is a new closure per call, which gives every context its
- * own hidden class (measured ~0.5 µs and ~650 B per first call, bench/RESULTS.md, "Issue 22,
- * run 3 changes").
+ * own hidden class (measured ~0.5 µs and ~650 B per first call, bench/RESULTS.md).
  */
 export class BodyContext implements ToolCallContext {
   declare readonly idempotencyKey: string;

@@ -1,8 +1,9 @@
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
-import type { Holder, RenewResult } from '../store/idempotency-store.js';
+import type { RenewResult } from '../store/idempotency-store.js';
 import { asStoreError } from './call-errors.js';
-import { type CallState, SUPERSEDED } from './call-state.js';
-import type { GuardRuntime } from './guard-runtime.js';
+import type { CallState } from './call-state.js';
+import { SUPERSEDED } from './guard-types.js';
+import type { HeldClaim } from './held-claim.js';
 
 /** Renewals tried when claim replies keep arriving after the lease view lapsed (rule G2). */
 const LATE_REPLY_ROUNDS = 3;
@@ -23,12 +24,8 @@ export function leaseViewLive(state: CallState, sentAtMs: number): boolean {
  * claim was lost before the body was entered (the caller then asks as a fresh caller).
  * @throws StoreUnavailableError after LATE_REPLY_ROUNDS late replies, or when a renewal fails
  */
-export async function confirmLease(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
-  sentAtMs: number,
-): Promise<number | typeof SUPERSEDED> {
+export async function confirmLease(held: HeldClaim, sentAtMs: number): Promise<number | typeof SUPERSEDED> {
+  const { runtime, state, holder } = held;
   const { ref, policy } = state;
   let leaseFromMs = sentAtMs;
   for (let round = 0; performance.now() >= leaseFromMs + policy.leaseMs; round++) {

@@ -1,16 +1,12 @@
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
 import { ToolfenceError } from '../errors/toolfence-error.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
-import type { CompleteResult, Holder, IdempotencyRecord, RecordRef } from '../store/idempotency-store.js';
-import { asStoreError, describeError } from './call-errors.js';
-import {
-  type Answer,
-  type AttemptInfo,
-  type CallProgress,
-  type CallState,
-  SUPERSEDED,
-} from './call-state.js';
-import type { GuardRuntime } from './guard-runtime.js';
+import type { CompleteResult, Holder, IdempotencyRecord } from '../store/idempotency-store.js';
+import { asStoreError } from './call-errors.js';
+import { type Answer, type CallProgress, SUPERSEDED } from './guard-types.js';
+import type { HeldClaim } from './held-claim.js';
+import { markIndeterminate } from './mark-indeterminate.js';
+import { describeError } from './recorded-error.js';
 import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
 /** Pauses before the second and third tries of `complete` (the first is sent at once). */
@@ -27,20 +23,18 @@ function isRefusal(error: unknown): boolean {
  * Superseded or gone: SUPERSEDED, with the value kept in `progress` for rule G1.
  */
 export async function recordOutcome<T>(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
+  held: HeldClaim,
   value: T,
   durationMs: number,
-  attemptInfo: AttemptInfo,
   progress: CallProgress,
 ): Promise<Answer<T> | typeof SUPERSEDED> {
+  const { runtime, state, holder, info: attemptInfo } = held;
   const { ref, policy } = state;
   let encoded: string;
   let result: CompleteResult;
   try {
     encoded = runtime.encodeOutcome(value, state.call.tool);
-    result = await completeWithRetry(runtime, ref, holder, encoded, policy.retentionMs);
+    result = await completeWithRetry(held, encoded);
   } catch (error) {
     if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
       // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
@@ -51,7 +45,7 @@ export async function recordOutcome<T>(
     // Rule G5: no store can hold this outcome (the codec failed, or the store refused it).
     // Settle at once the way the kind requires; never leave it to the lease.
     if (policy.kind === Idempotency.EFFECTFUL) {
-      throw await runtime.markIndeterminate(state, holder, error, durationMs, attemptInfo);
+      throw await markIndeterminate(held, error, durationMs);
     }
     runtime.emit('tool.failed', state, attemptInfo, { error: describeError(error), durationMs });
     await runtime.releaseQuietly(ref, holder);
@@ -74,17 +68,13 @@ export async function recordOutcome<T>(
  * try's own promise, with the retries attached to its failure: not an async function, so a
  * first call that records at once makes one generator and one promise fewer.
  */
-export function completeWithRetry(
-  runtime: GuardRuntime,
-  ref: RecordRef,
-  holder: Holder,
-  encoded: string,
-  retentionMs: number,
-): Promise<CompleteResult> {
+export function completeWithRetry(held: HeldClaim, encoded: string): Promise<CompleteResult> {
+  const { runtime, state, holder } = held;
+  const { ref } = state;
+  const { retentionMs } = state.policy;
   const budget = runtime.stepBudget;
   const deadline = stepDeadline(budget, performance.now());
-  const retry = (error: unknown) =>
-    completeAgain(runtime, ref, holder, encoded, retentionMs, error, deadline);
+  const retry = (error: unknown) => completeAgain(held, encoded, error, deadline);
   try {
     const first = budget.boundsFirstTry
       ? withinStep('complete', budget, deadline, () =>
@@ -99,14 +89,14 @@ export function completeWithRetry(
 
 /** The tries after the first (which failed with `firstError`), each after its pause. */
 async function completeAgain(
-  runtime: GuardRuntime,
-  ref: RecordRef,
-  holder: Holder,
+  held: HeldClaim,
   encoded: string,
-  retentionMs: number,
   firstError: unknown,
   deadline: number,
 ): Promise<CompleteResult> {
+  const { runtime, state, holder } = held;
+  const { ref } = state;
+  const { retentionMs } = state.policy;
   let lastError = firstError;
   for (const delayMs of RETRY_DELAYS_MS) {
     if (isRefusal(lastError)) throw lastError;

@@ -1,21 +1,9 @@
-// A key-secret rotation (`keySecret: [current, previous]`, docs/key-spec.md section 6.4): a call
-// whose claim under the current secret started a fresh record also looks its key up under the
-// previous secret, so a call completed, stopped or still running under the old key is replayed,
-// stopped or waited for, and never runs a second time (issue 27, item 10).
-//
-// Why a read after the claim, not before: every worker with the rotation claims the current key
-// first, atomically, so two of them racing one call are ordered by the store there; the read
-// only has to find records the previous secret made. No worker with the rotation creates a life
-// under the previous key (a fresh one it gets there is released at once, below), so once every
-// worker has it the old records can only settle or go: the read cannot miss one made after it.
-// While a worker still claims under the previous secret alone, a claim of it after our read is
-// not seen: the rotation procedure (two deploys: `[old, new]` then `[new, old]`) closes that, as
-// each worker then claims one key and reads the other, and of two claim-then-read pairs at least
-// one read comes after the other's claim.
+// A key-secret rotation (`keySecret: [current, previous]`): a call whose claim under the current
+// secret started a fresh record also looks its key up under the previous one, so a call made under
+// the old key is replayed, stopped or waited for, never run again. Why: docs/key-spec.md 6.4.
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
-import type { Holder } from '../store/idempotency-store.js';
 import type { CallState } from './call-state.js';
-import type { GuardRuntime } from './guard-runtime.js';
+import type { HeldClaim } from './held-claim.js';
 
 /** Longest random pause (ms) before claiming again after giving way to a racing rotation. */
 const MAX_TIE_PAUSE_MS = 20;
@@ -30,11 +18,8 @@ const MAX_TIE_PAUSE_MS = 20;
  *   answered there, through the store's own claim decision (replay, stop, wait, takeover).
  * @throws StoreUnavailableError the previous key could not be read (the claim released first)
  */
-export async function rotatedLife(
-  runtime: GuardRuntime,
-  state: CallState,
-  holder: Holder,
-): Promise<CallState | undefined> {
+export async function rotatedLife(held: HeldClaim): Promise<CallState | undefined> {
+  const { runtime, state, holder } = held;
   const current = state.underCurrentSecret;
   if (current !== undefined) {
     await runtime.releaseQuietly(state.ref, holder);

@@ -1,10 +1,33 @@
-// What the guard records and emits about an error a body threw (issue 30, item 6): its type and
-// code, never its message, unless the application's `describeError` hook gives one. A body's
-// message is often built from the call's arguments (a card number, an e-mail address) and
-// would otherwise land in the store, `toolfence list`, the console, events and spans.
+// What the guard records and emits about an error: its type and code, never a body's message
+// (often built from the arguments: a card number, an e-mail address) unless the application's
+// `describeError` hook gives one. A leaf: the guard's parts and its telemetry all use it.
 import { ToolfenceError } from '../errors/toolfence-error.js';
 import type { RecordedError } from '../store/idempotency-store.js';
-import { describeError } from './call-errors.js';
+
+/** An error as a store records it. Never throws: a body may throw anything. */
+export function describeError(error: unknown): RecordedError {
+  // A body may throw a null-prototype object, a revoked proxy, an error whose message getter
+  // throws; a failure here must not strand the claim.
+  try {
+    if (error instanceof Error) {
+      const code = (error as { code?: unknown }).code;
+      const name = String(error.name);
+      const type = typeof code === 'string' && name === 'Error' ? code : name;
+      return { type: clean(type), message: clean(String(error.message)) };
+    }
+    return { type: typeof error, message: clean(String(error)) };
+  } catch {
+    return { type: 'Unknown', message: '<an error that cannot be printed>' };
+  }
+}
+
+/** Fit for every store: no NUL (PostgreSQL text cannot hold it), bounded, no split surrogate pair. */
+function clean(text: string): string {
+  const withoutNul = text.includes('\u0000') ? text.replaceAll('\u0000', '\\0') : text;
+  if (withoutNul.length <= 2000) return withoutNul;
+  const cut = /[\uD800-\uDBFF]/.test(withoutNul.charAt(1999)) ? 1999 : 2000;
+  return `${withoutNul.slice(0, cut)}…`;
+}
 
 /**
  * `GuardOptions.describeError`: the message to record for an error a body threw (or the abort

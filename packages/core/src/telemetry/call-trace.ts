@@ -3,9 +3,10 @@ import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js'
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
-import { describeError } from '../guard/call-errors.js';
-import type { AttemptInfo, Body, CallState } from '../guard/call-state.js';
 import type { GuardEvent, GuardEventType } from '../guard/guard-events.js';
+import type { AttemptInfo, Body, CallObserver } from '../guard/guard-types.js';
+import { describeError } from '../guard/recorded-error.js';
+import type { RecordRef } from '../store/idempotency-store.js';
 import type { CallInstruments } from './instruments.js';
 import {
   ATTR_ARGUMENTS_DIFFER,
@@ -59,7 +60,7 @@ const DECISIVE: ReadonlyArray<readonly [number, GuardOutcome]> = [
  * on another holder. Everything after the caller was answered (rule G4's late settlement) is
  * left out: the span has ended by then. Internal.
  */
-export class CallTrace {
+export class CallTrace implements CallObserver {
   private readonly startedMs = performance.now();
   private seen = 0;
   private bodyEntered = false;
@@ -87,12 +88,9 @@ export class CallTrace {
     return !this.ended && this.span !== undefined;
   }
 
-  /** The call's state is known: its key and tenant go on the span, and its events come here. */
-  attach(state: CallState): void {
-    state.trace = this;
-    quietly(() =>
-      this.span?.setAttributes({ [ATTR_IDEMPOTENCY_KEY]: state.ref.key, [ATTR_TENANT]: state.ref.tenant }),
-    );
+  /** The call's record is known: its key and tenant go on the span. */
+  attach(ref: RecordRef): void {
+    quietly(() => this.span?.setAttributes({ [ATTR_IDEMPOTENCY_KEY]: ref.key, [ATTR_TENANT]: ref.tenant }));
   }
 
   /** The body, timed: the guard's overhead is the call's time without it. */

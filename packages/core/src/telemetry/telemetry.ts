@@ -1,7 +1,6 @@
 import type { Attributes, MeterProvider, Span, SpanKind, Tracer, TracerProvider } from '@opentelemetry/api';
 import { PolicyError } from '../errors/policy-error.js';
-import type { Body } from '../guard/call-state.js';
-import type { GuardedCall } from '../guard/guard.js';
+import type { Body, GuardedCall } from '../guard/guard-types.js';
 import type { IdempotencyKind } from '../policy/idempotency-policy.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { CallTrace, quietly } from './call-trace.js';
