@@ -1,26 +1,19 @@
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface, ToolRunnableConfig } from '@langchain/core/tools';
-import {
-  type ExecutionAbandonedError,
-  type Guard,
-  type IdempotencyPolicy,
-  type IndeterminateOutcomeError,
-  PolicyError,
-  StepStoppedError,
-  type StoppedToolCall,
-} from '@toolfence/core';
+import { type Guard, type IdempotencyPolicy, PolicyError, StepStoppedError } from '@toolfence/core';
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
 // users import fenceTool from the same entry point).
 import type { AgentMiddleware, ToolCallHandler, ToolCallRequest, WrapModelCallHook } from 'langchain';
-import { type FencedTool, fenceTool, isFencedTool, stopOriginOf } from './fence-tool.js';
+import { type FencedTool, fenceTool, isFencedTool } from './fence-tool.js';
 import {
   type ConfigValue,
   isMissingRunIdError,
   missingRunIdError,
   resolveRunId,
 } from './internal/call-scope.js';
+import { type CallOutcome, StepStops } from './internal/step-stops.js';
 import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
-import { markNotRetryable } from './retry-on.js';
+import { SwallowedStops } from './internal/swallowed-stops.js';
 
 /** Options of {@link toolfenceMiddleware}. */
 export interface ToolfenceMiddlewareOptions {
@@ -237,198 +230,11 @@ function wrapToolCallHook(tools: FencedTools, stops: SwallowedStops) {
   };
 }
 
-/** One call of a step as it passes the middleware (see {@link StepStops}). */
-interface StepEntry {
-  /**
-   * The tool as this call invokes it: a stop it throws is held back until every call of the
-   * step in flight has settled, then thrown as the step's one error, marked non-retryable for
-   * langchain's retry middleware. Thrown from inside the tool, so langchain passes it through
-   * (it wraps only a middleware's own errors). `outcome` hears of each attempt's end.
-   */
-  watch(tool: { invoke: unknown }, outcome: CallOutcome): object;
-  /** The call is done (idempotent). */
-  leave(): void;
-}
-
-interface OpenStep {
-  inFlight: number;
-  readonly stops: StoppedToolCall[];
-  readonly order: readonly string[];
-  readonly settled: Promise<void>;
-  readonly settle: () => void;
-  error?: Error;
-}
-
-/**
- * The calls of one agent step run concurrently (a LangGraph task each). When one fails,
- * LangGraph aborts the others and keeps only the first error, so the caller would learn of one
- * stop only. The middleware holds a stopped call back until every call of its step in flight has
- * settled; then every stopped call throws the same error: the stop itself when it is the only
- * one, else a `StepStoppedError` listing them all in the model's call order.
- */
-class StepStops {
-  private readonly open = new Map<string, OpenStep>();
-
-  enter(request: ToolCallRequest): StepEntry {
-    const { id, order } = stepOf(request);
-    let step = this.open.get(id);
-    if (step === undefined) {
-      let settle = () => {};
-      const settled = new Promise<void>((resolve) => {
-        settle = resolve;
-      });
-      step = { inFlight: 0, stops: [], order, settled, settle };
-      this.open.set(id, step);
-    }
-    const entry = step;
-    entry.inFlight += 1;
-    let left = false;
-    const leave = () => {
-      if (left) return;
-      left = true;
-      entry.inFlight -= 1;
-      if (entry.inFlight === 0) {
-        if (this.open.get(id) === entry) this.open.delete(id);
-        entry.settle();
-      }
-    };
-    const callId = request.toolCall.id;
-    const stopped = async (error: IndeterminateOutcomeError | ExecutionAbandonedError): Promise<Error> => {
-      entry.stops.push({ key: error.key, tool: error.tool, callId, error });
-      // Let the step's other calls, started in the same tick, reach the middleware first.
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      leave();
-      await entry.settled;
-      if (entry.error === undefined) {
-        const rank = (call: StoppedToolCall) => entry.order.indexOf(call.callId ?? '');
-        const stops = [...entry.stops].sort((a, b) => rank(a) - rank(b));
-        entry.error = stops.length === 1 ? (stops[0] as StoppedToolCall).error : new StepStoppedError(stops);
-      }
-      return entry.error;
-    };
-    return {
-      leave,
-      watch: (tool, outcome) =>
-        Object.create(tool, {
-          invoke: {
-            value: async (input: unknown, config: unknown) => {
-              let result: unknown;
-              try {
-                result = await (tool.invoke as (input: unknown, config: unknown) => Promise<unknown>).call(
-                  tool,
-                  input,
-                  config,
-                );
-              } catch (error) {
-                if (!isStopError(error)) throw error;
-                const stop = markNotRetryable(await stopped(markNotRetryable(error)));
-                outcome.stopped(stop);
-                throw stop;
-              }
-              outcome.settled();
-              return result;
-            },
-          },
-        }),
-    };
-  }
-}
-
-/** What a call's tool tells its middleware call about each attempt. */
-interface CallOutcome {
-  /** The attempt threw this stop (the step's error). */
-  stopped(error: Error): void;
-  /** The attempt returned: the call is no longer stopped. */
-  settled(): void;
-}
-
-/** How many stopped calls {@link SwallowedStops} remembers (the oldest is forgotten first). */
-const REMEMBERED_STOPS = 1000;
-
-/**
- * The stops of this process's calls, by thread and tool call id, until the call settles. A
- * retry layer OUTSIDE the middleware (`[toolRetryMiddleware(), toolfenceMiddleware(...)]`) turns
- * the stop it receives into a ToolMessage and lets the run go on; the next model call would read
- * "failed" about a call that may have happened. So a model call whose messages hold the answer to
- * such a call is refused with the stop while the guard's record of it is unsettled.
- */
-class SwallowedStops {
-  private readonly stops = new Map<string, Error>();
-
-  constructor(private readonly guard: Guard) {}
-
-  record(thread: string, callId: string | undefined, error: Error): void {
-    if (callId === undefined) return;
-    const key = JSON.stringify([thread, callId]);
-    this.stops.delete(key);
-    this.stops.set(key, error);
-    if (this.stops.size > REMEMBERED_STOPS) this.stops.delete(this.stops.keys().next().value as string);
-  }
-
-  forget(thread: string, callId: string | undefined): void {
-    if (callId !== undefined) this.stops.delete(JSON.stringify([thread, callId]));
-  }
-
-  /** Throw the stop of a call answered in `messages` whose record is still unsettled. */
-  async throwIfSwallowed(thread: string, messages: readonly unknown[]): Promise<void> {
-    if (this.stops.size === 0) return;
-    for (const message of messages) {
-      if (!ToolMessage.isInstance(message)) continue;
-      const key = JSON.stringify([thread, message.tool_call_id]);
-      const stop = this.stops.get(key);
-      if (stop === undefined) continue;
-      if (await this.unsettled(stop)) throw stop;
-      // An operator settled it (or released it): the conversation may go on.
-      this.stops.delete(key);
-    }
-  }
-
-  private async unsettled(error: Error): Promise<boolean> {
-    const stop = error as Parameters<typeof StepStoppedError.callsOf>[0];
-    for (const call of StepStoppedError.callsOf(stop)) {
-      // The fenced tool that threw it knows its guard and tenant (its own, for a tool fenced
-      // before it reached the middleware).
-      const origin = stopOriginOf(call.error) ?? { guard: this.guard, tenant: undefined };
-      try {
-        const record = await origin.guard.inspect(
-          call.key,
-          origin.tenant === undefined ? {} : { tenant: origin.tenant },
-        );
-        if (record !== null && record.state !== 'completed') return true;
-      } catch {
-        // The store cannot say: stay stopped rather than let the model read "failed".
-        return true;
-      }
-    }
-    return false;
-  }
-}
-
 /** The LangGraph thread of a call or model request (`configurable.thread_id`), or `''`. */
 function threadOf(runtime: unknown): string {
   const threadId = (runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable
     ?.thread_id;
   return threadId === undefined || threadId === null ? '' : String(threadId);
-}
-
-/** The step a tool call belongs to: the AI message that made it (its call ids), in its thread. */
-function stepOf(request: ToolCallRequest): { id: string; order: string[] } {
-  const callId = request.toolCall.id;
-  const messages = (request.state as { messages?: unknown } | undefined)?.messages;
-  const thread = String(
-    (request.runtime as { configurable?: Record<string, unknown> } | undefined)?.configurable?.thread_id ??
-      '',
-  );
-  if (callId !== undefined && Array.isArray(messages)) {
-    for (let index = messages.length - 1; index >= 0; index--) {
-      const calls = (messages[index] as { tool_calls?: Array<{ id?: string }> } | undefined)?.tool_calls;
-      if (Array.isArray(calls) && calls.some((call) => call.id === callId)) {
-        const order = calls.map((call) => call.id ?? '');
-        return { id: JSON.stringify([thread, index, order]), order };
-      }
-    }
-  }
-  return { id: JSON.stringify([thread, 'call', callId ?? Math.random()]), order: [] };
 }
 
 /** Errors that must keep rejecting (or be handled by langchain itself), not reach the model. */
