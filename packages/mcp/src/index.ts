@@ -3,6 +3,7 @@
 export { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 export { mcpCallKey } from './call-key.js';
 export { CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
+export { IDEMPOTENCY_KEY_PARAM, MAX_CLIENT_KEY_LENGTH } from './client-key.js';
 export {
   type FenceMcpClientOptions,
   fenceMcpClient,
@@ -11,17 +12,7 @@ export {
   mcpToolPolicies,
   toolfenceCapabilityOf,
 } from './fence-mcp-client.js';
-export {
-  DEFAULT_MCP_WAIT_TIMEOUT_MS,
-  DEFAULT_WAIT_PROGRESS_MS,
-  type FenceMcpServerOptions,
-  fenceMcpServer,
-  IDEMPOTENCY_KEY_PARAM,
-  MAX_CLIENT_KEY_LENGTH,
-  type RequestValue,
-  type StoppedServerCall,
-  type ToolHandlerExtra,
-} from './fence-mcp-server.js';
+export { fenceMcpServer } from './fence-mcp-server.js';
 export {
   InvalidClientKeyError,
   isMcpServerNotRunError,
@@ -32,6 +23,14 @@ export {
 } from './not-run.js';
 export { isReplayed, REPLAYED_META } from './replayed.js';
 export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
+export {
+  DEFAULT_MCP_WAIT_TIMEOUT_MS,
+  DEFAULT_WAIT_PROGRESS_MS,
+  type FenceMcpServerOptions,
+  type RequestValue,
+  type StoppedServerCall,
+  type ToolHandlerExtra,
+} from './server-options.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
   isStoppingError,
