@@ -12,15 +12,6 @@ import {
 } from './fenced-execute.js';
 import { parameterNamesOf } from './parameter-names.js';
 
-export type {
-  CallValue,
-  FenceToolsOptions,
-  InputOf,
-  StoppedCall,
-  ToolExecuteOptions,
-  ToolfenceContext,
-} from './fence-tools-options.js';
-
 /**
  * The registered symbol on the `execute` of every tool `fenceTools` guarded (shared by every copy
  * of the package). Such a tool is passed through when it is fenced again: guarding it twice would

@@ -1,16 +1,14 @@
 // The public API of @toolfence/vercel-ai. Named exports only; everything else is internal.
 
-export {
-  type CallValue,
-  type FenceToolsOptions,
-  fenceTools,
-  type InputOf as ToolInputOf,
-  isFencedTool,
-  type StoppedCall,
-  type ToolExecuteOptions,
-  type ToolfenceContext,
-  toolfenceContext,
-} from './fence-tools.js';
+export { fenceTools, isFencedTool, toolfenceContext } from './fence-tools.js';
+export type {
+  CallValue,
+  FenceToolsOptions,
+  InputOf as ToolInputOf,
+  StoppedCall,
+  ToolExecuteOptions,
+  ToolfenceContext,
+} from './fence-tools-options.js';
 export { isSetupFault } from './setup-fault.js';
 export { type StopError, stopErrorOf } from './stop-error-of.js';
 export {
