@@ -134,15 +134,15 @@ class Attempt<T> {
   start(body: Body<T>, leaseFromMs: number, progress: CallProgress): Promise<T> {
     const { runtime, state, holder, info } = this.held;
     const { call, policy, ref } = state;
-    this.keeper = new LeaseKeeper(
-      runtime.store,
+    this.keeper = new LeaseKeeper({
+      store: runtime.store,
       ref,
       holder,
-      policy.leaseMs,
-      policy.heartbeatMs,
-      (reason) => this.loseLease(reason),
+      leaseMs: policy.leaseMs,
+      heartbeatMs: policy.heartbeatMs,
       leaseFromMs,
-    );
+      onLost: (reason) => this.loseLease(reason),
+    });
     const timeoutMs = policy.timeoutMs;
     if (timeoutMs !== undefined) this.timeoutTimer = setTimeout(() => this.timeOut(timeoutMs), timeoutMs);
     const callerSignal = call.signal;

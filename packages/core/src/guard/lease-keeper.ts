@@ -6,6 +6,18 @@ export type LeaseLossReason =
   /** Renewals failed or hung (store unreachable) until the lease ran out by this worker's clock. */
   | { readonly kind: 'expired'; readonly error: unknown };
 
+/** What a {@link LeaseKeeper} renews, how often, and whom it tells when the lease is lost. */
+export interface LeaseKeeperOptions {
+  readonly store: IdempotencyStore;
+  readonly ref: RecordRef;
+  readonly holder: Holder;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  /** When the lease view starts (monotonic ms): when the claim, or the renewal that confirmed it, was sent. */
+  readonly leaseFromMs: number;
+  readonly onLost: (reason: LeaseLossReason) => void;
+}
+
 /**
  * Renews one holder's lease every `heartbeatMs` until stopped, off the call's critical path. A
  * renewal the store refuses, or a lease that runs out while the store cannot be reached, calls
@@ -23,16 +35,22 @@ export class LeaseKeeper {
   /** Local estimate of the lease deadline (monotonic ms, `performance.now()`: a wall-clock step cannot move it). */
   private deadlineMs: number;
 
-  constructor(
-    private readonly store: IdempotencyStore,
-    private readonly ref: RecordRef,
-    private readonly holder: Holder,
-    private readonly leaseMs: number,
-    private readonly heartbeatMs: number,
-    private readonly onLost: (reason: LeaseLossReason) => void,
-    claimSentAtMs: number,
-  ) {
-    this.deadlineMs = claimSentAtMs + leaseMs;
+  private readonly store: IdempotencyStore;
+  private readonly ref: RecordRef;
+  private readonly holder: Holder;
+  private readonly leaseMs: number;
+  private readonly heartbeatMs: number;
+  private readonly onLost: (reason: LeaseLossReason) => void;
+
+  constructor(options: LeaseKeeperOptions) {
+    const { leaseMs, heartbeatMs } = options;
+    this.store = options.store;
+    this.ref = options.ref;
+    this.holder = options.holder;
+    this.leaseMs = leaseMs;
+    this.heartbeatMs = heartbeatMs;
+    this.onLost = options.onLost;
+    this.deadlineMs = options.leaseFromMs + leaseMs;
     // One timer while all is well: the watchdog is armed only while a renewal is outstanding or
     // failing. The first beat keeps the usual slack before the deadline (leaseMs - heartbeatMs):
     // a claim whose reply came late has less lease left, so it renews sooner (at once when less
