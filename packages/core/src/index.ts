@@ -1,4 +1,5 @@
-// The public API of @toolfence/core. Named exports only; everything else is internal.
+// The public API of @toolfence/core. Named exports only; everything else is internal. What only
+// a store author needs (input checks, limits, list cursors) is @toolfence/core/store (store-api.ts).
 
 export {
   JSON_CODEC_NAME,
@@ -94,48 +95,6 @@ export type {
   WaitOptions,
   WaitResult,
 } from './store/idempotency-store.js';
-export {
-  afterCursor,
-  compareListPositions,
-  decodeListCursor,
-  encodeListCursor,
-  type ListPosition,
-  listedRecordOf,
-  listedStates,
-  listStateOf,
-  recordMatches,
-  stateSelected,
-} from './store/list-cursor.js';
 export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkListOptions,
-  checkOutcome,
-  checkRecordedError,
-  checkRecordRef,
-  checkResolution,
-  checkResolutionAudit,
-  checkResolutionCondition,
-  checkResolutionForce,
-  checkRetentionMs,
-  checkTenant,
-  checkWaitOptions,
-  isWellFormedText,
-  MAX_DESCRIPTION_LENGTH,
-  MAX_ERROR_MESSAGE_LENGTH,
-  MAX_ERROR_TYPE_LENGTH,
-  MAX_LIST_LIMIT,
-  MAX_NAME_LENGTH,
-  MAX_OUTCOME_LENGTH,
-  MAX_REASON_LENGTH,
-  MAX_RETENTION_MS,
-  MAX_TIMER_MS,
-  OPERATOR_STATES,
-  overridesLiveHolder,
-  resolutionApplies,
-  resolveDecision,
-} from './store/store-input.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';
