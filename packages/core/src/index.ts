@@ -23,7 +23,7 @@ export { OutcomeEncodingError } from './errors/outcome-encoding-error.js';
 export { OutcomePendingError } from './errors/outcome-pending-error.js';
 export { PolicyError } from './errors/policy-error.js';
 export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-error.js';
-export { type CallStopError, isCallStopError, stopReport } from './errors/stop-errors.js';
+export { type CallStopError, isCallStopError, type StopMode, stopReport } from './errors/stop-errors.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
 export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
@@ -68,6 +68,7 @@ export {
   type ResolvedPolicy,
   resolvePolicy,
 } from './policy/idempotency-policy.js';
+export type { PolicyMap } from './policy/policy-map.js';
 export type {
   ClaimOptions,
   ClaimResult,

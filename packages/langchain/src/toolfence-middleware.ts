@@ -6,7 +6,9 @@ import {
   type IdempotencyPolicy,
   type IndeterminateOutcomeError,
   PolicyError,
+  type PolicyMap,
   StepStoppedError,
+  type StopMode,
   type StoppedToolCall,
 } from '@toolfence/core';
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
@@ -19,7 +21,7 @@ import {
   missingRunIdError,
   resolveRunId,
 } from './internal/call-scope.js';
-import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
+import { isCallStopError, isGraphBubbleUp } from './internal/stop-errors.js';
 import { markNotRetryable } from './retry-on.js';
 
 /** Options of {@link toolfenceMiddleware}. */
@@ -29,14 +31,14 @@ export interface ToolfenceMiddlewareOptions {
    * A policy per tool name (own properties only). Tools without one run exactly as without the
    * middleware; a tool already guarded with `fenceTool` keeps its own policy.
    */
-  readonly policies: Readonly<Record<string, IdempotencyPolicy>>;
+  readonly policies: PolicyMap;
   /**
    * `'throw'` (default): an `IndeterminateOutcomeError` or `ExecutionAbandonedError` rejects
    * `agent.invoke` (and ends `agent.stream`) with that very error; the run stops before the
    * model is called again. `'report'`: the model gets an error `ToolMessage` saying the action
    * may have happened and must not be retried, and the run goes on.
    */
-  readonly onIndeterminate?: OnIndeterminate;
+  readonly onIndeterminate?: StopMode;
   /** Tenant of each call: a string or a resolver of the call's config. Default: the guard's. */
   readonly tenant?: ConfigValue;
   /** Run id of each call: a string or a resolver. Default: `configurable.thread_id`. */
@@ -320,7 +322,7 @@ class StepStops {
                   config,
                 );
               } catch (error) {
-                if (!isStopError(error)) throw error;
+                if (!isCallStopError(error)) throw error;
                 const stop = markNotRetryable(await stopped(markNotRetryable(error)));
                 outcome.stopped(stop);
                 throw stop;
@@ -433,7 +435,7 @@ function stepOf(request: ToolCallRequest): { id: string; order: string[] } {
 
 /** Errors that must keep rejecting (or be handled by langchain itself), not reach the model. */
 function rejectsRun(error: unknown, request: ToolCallRequest): boolean {
-  if (isStopError(error) || StepStoppedError.isInstance(error)) return true;
+  if (isCallStopError(error) || StepStoppedError.isInstance(error)) return true;
   if (PolicyError.isInstance(error) || isMissingRunIdError(error)) return true;
   if (typeof error !== 'object' || error === null) return false;
   // interrupt() and other LangGraph control flow.

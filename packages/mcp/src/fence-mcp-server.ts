@@ -3,11 +3,14 @@ import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
+  type CallStopError,
   type Guard,
   type GuardedCall,
   Idempotency,
   type IdempotencyPolicy,
+  isCallStopError,
   PolicyError,
+  type PolicyMap,
 } from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
 import { type CLIENT_ACTION_ERROR_CODES, isClientActionError } from './client-action.js';
@@ -16,9 +19,7 @@ import { markedReplayed, type REPLAYED_META } from './replayed.js';
 import { type IncompleteResultTest, IncompleteRound, isIncompleteResult } from './rounds.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
-  isStoppingError,
   type StoppedCallBody,
-  type StoppingError,
   stoppedCallBody,
   stoppedCallResult,
   TOOLFENCE_CAPABILITY,
@@ -43,7 +44,7 @@ export type ToolHandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotifica
  */
 export type RequestValue = string | ((extra: ToolHandlerExtra, toolName: string) => string | undefined);
 
-/** The call an {@link FenceMcpServerOptions.onIndeterminate} hook is told about. */
+/** The call an {@link FenceMcpServerOptions.onStop} hook is told about. */
 export interface StoppedServerCall {
   readonly toolName: string;
   /** The JSON-RPC request id, as a string. */
@@ -61,7 +62,7 @@ export interface FenceMcpServerOptions {
    * a tool of that name is registered (so it is not refused). `Idempotency.READ_ONLY` leaves a
    * tool exactly as it was.
    */
-  readonly policies?: { readonly [toolName: string]: IdempotencyPolicy } | undefined;
+  readonly policies?: PolicyMap | undefined;
   /**
    * Derive the policy of a tool without an entry in `policies` from its own annotations
    * (see {@link policyFromAnnotations}): `readOnlyHint` -> READ_ONLY, `idempotentHint` ->
@@ -129,7 +130,7 @@ export interface FenceMcpServerOptions {
    * Called (synchronously, before the result is sent) when a call ends indeterminate or
    * abandoned: to alert an operator. An exception thrown by the hook is ignored.
    */
-  readonly onIndeterminate?: ((error: StoppingError, call: StoppedServerCall) => void) | undefined;
+  readonly onStop?: ((error: CallStopError, call: StoppedServerCall) => void) | undefined;
 }
 
 /** Default of {@link FenceMcpServerOptions.waitTimeoutMs} (ms): 10 s under the SDK client's 60 s request timeout. */
@@ -306,7 +307,7 @@ type PolicyOf = (toolName: string, tool: RegisteredTool) => IdempotencyPolicy | 
 /** A tool's policy (given, else from its annotations), checked once per tool and policy. */
 function policyLookup(
   guard: Guard,
-  policies: Readonly<Record<string, IdempotencyPolicy>>,
+  policies: PolicyMap,
   fromAnnotations: boolean,
   waits: WaitSettings,
 ): PolicyOf {
@@ -463,7 +464,7 @@ function fencedHandler(
       // waited for). Say so, so a client can tell that nothing ran for this request.
       return entered ? result : markedReplayed(result);
     } catch (error) {
-      if (!isStoppingError(error)) {
+      if (!isCallStopError(error)) {
         // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
         // the client gets the tool's own result, marked as not recorded.
         if (McpToolError.isInstance(error)) return notRecorded(error.result);
@@ -544,11 +545,11 @@ function notRecorded(result: ToolResultLike): ToolResultLike {
   return { ...result, _meta: { ...(result._meta ?? {}), [NOT_RECORDED_META]: true } };
 }
 
-/** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */
-function notifyStopped(options: FenceMcpServerOptions, error: StoppingError, call: StoppedServerCall): void {
-  if (options.onIndeterminate === undefined) return;
+/** Tells `options.onStop` of a stopped call; what the hook throws is ignored. */
+function notifyStopped(options: FenceMcpServerOptions, error: CallStopError, call: StoppedServerCall): void {
+  if (options.onStop === undefined) return;
   try {
-    options.onIndeterminate(error, call);
+    options.onStop(error, call);
   } catch {
     // A hook must not change what the client gets.
   }

@@ -34,9 +34,7 @@ export { isReplayed, REPLAYED_META } from './replayed.js';
 export { type IncompleteResultTest, isIncompleteResult } from './rounds.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
-  isStoppingError,
   type StoppedCallBody,
-  type StoppingError,
   stoppedCallOf,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,

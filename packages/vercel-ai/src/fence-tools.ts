@@ -1,7 +1,13 @@
 // fenceTools: an AI SDK ToolSet whose tools with a policy run through the guard, and the shapes
 // of its options and of the per-call context (toolfenceContext). The guarded `execute` itself is
 // fenced-execute.ts.
-import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import {
+  type CallStopError,
+  type Guard,
+  type IdempotencyPolicy,
+  PolicyError,
+  type PolicyMap,
+} from '@toolfence/core';
 import type { InferToolInput, ToolSet } from 'ai';
 import {
   type ExecuteFunction,
@@ -10,7 +16,6 @@ import {
   isAsyncGeneratorFunction,
 } from './fenced-execute.js';
 import { parameterNamesOf } from './parameter-names.js';
-import type { StoppingError } from './stopping-error.js';
 
 /**
  * The part of the AI SDK's tool execution options the adapter reads. AI SDK 6 passes
@@ -44,12 +49,18 @@ export interface ToolfenceContext {
  */
 export type CallValue = string | ((options: ToolExecuteOptions, toolName: string) => string | undefined);
 
-/** The call an {@link FenceToolsOptions.onIndeterminate} hook is told about. */
+/** The call an {@link FenceToolsOptions.onStop} hook is told about. */
 export interface StoppedCall {
   readonly toolName: string;
   readonly toolCallId: string;
   readonly input: unknown;
 }
+
+/**
+ * A policy per tool name of a `ToolSet` (core's `PolicyMap`), each typed by that tool's input
+ * schema ({@link InputOf}).
+ */
+export type PoliciesFor<TOOLS extends ToolSet> = PolicyMap<{ [NAME in keyof TOOLS]: InputOf<TOOLS[NAME]> }>;
 
 /** Options of {@link fenceTools}. */
 export interface FenceToolsOptions<TOOLS extends ToolSet> {
@@ -61,7 +72,7 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
    * input type. A tool without an entry (or without `execute`), and a tool already fenced, is
    * passed through unchanged. Naming a tool that is not in the set is a {@link PolicyError}.
    */
-  readonly policies: { readonly [NAME in keyof TOOLS]?: IdempotencyPolicy<InputOf<TOOLS[NAME]>> };
+  readonly policies: PoliciesFor<TOOLS>;
   /**
    * Tenant of every call. Resolution order per call: the execution context's
    * `toolfence.tenant`, then this option, then the guard's tenant.
@@ -83,7 +94,7 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
    * rejects with the error, but only if the SDK goes on to another step (it checks the signal
    * before a model call), not when the failing step was the last one.
    */
-  readonly onIndeterminate?: ((error: StoppingError, call: StoppedCall) => void) | undefined;
+  readonly onStop?: ((error: CallStopError, call: StoppedCall) => void) | undefined;
 }
 
 /**

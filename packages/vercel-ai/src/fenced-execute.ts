@@ -2,11 +2,10 @@
 // stream drained there); an async generator stays one, its values handed out through a queue
 // while the guard's body drains the tool. The call's tenant and run id come from the execution
 // context, then from fenceTools' options.
-import type { GuardedCall, IdempotencyPolicy } from '@toolfence/core';
+import { type GuardedCall, type IdempotencyPolicy, isCallStopError } from '@toolfence/core';
 import type { ToolSet } from 'ai';
 import type { CallValue, FenceToolsOptions, ToolExecuteOptions, ToolfenceContext } from './fence-tools.js';
 import { missingRunIdError } from './setup-fault.js';
-import { isStoppingError } from './stopping-error.js';
 
 export type ExecuteFunction = (input: unknown, options: ToolExecuteOptions) => unknown;
 
@@ -139,9 +138,9 @@ function stopped(
   executeOptions: ToolExecuteOptions,
   options: FenceToolsOptions<ToolSet>,
 ): unknown {
-  if (isStoppingError(error) && options.onIndeterminate !== undefined) {
+  if (isCallStopError(error) && options.onStop !== undefined) {
     try {
-      options.onIndeterminate(error, { toolName, toolCallId: executeOptions?.toolCallId, input });
+      options.onStop(error, { toolName, toolCallId: executeOptions?.toolCallId, input });
     } catch {
       // A hook must not change what the SDK sees.
     }
