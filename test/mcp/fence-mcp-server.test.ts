@@ -176,7 +176,7 @@ describe('fenceMcpServer', () => {
 
   it('an effectful tool whose reply is lost is indeterminate: an isError result naming the key, never re-run', async () => {
     const stopped: string[] = [];
-    const { guard, provider, server } = setup({ onIndeterminate: (error) => stopped.push(error.key) });
+    const { guard, provider, server } = setup({ onStop: (error) => stopped.push(error.key) });
     provider.failAfterPaying = true;
     const client = await connect(server);
     const first = (await client.callTool(refundCall('k-lost'))) as CallToolResult;

@@ -5,13 +5,8 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import type { RecordRef } from '@toolfence/core';
-import {
-  MAX_OUTCOME_LENGTH,
-  MAX_RETENTION_MS,
-  StoreConfigurationError,
-  StoreInputError,
-  StoreUnavailableError,
-} from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { MAX_OUTCOME_LENGTH, MAX_RETENTION_MS } from '@toolfence/core/store';
 import { SQLiteStore, type SQLiteStoreOptions } from '@toolfence/stores/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';

@@ -3,13 +3,11 @@
 import {
   type ClaimOptions,
   type IdempotencyStore,
-  MAX_OUTCOME_LENGTH,
-  MAX_RETENTION_MS,
-  MAX_TIMER_MS,
   MemoryStore,
   type RecordRef,
   StoreInputError,
 } from '@toolfence/core';
+import { MAX_OUTCOME_LENGTH, MAX_RETENTION_MS, MAX_TIMER_MS } from '@toolfence/core/store';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';

@@ -1,6 +1,7 @@
 // End-to-end tests of @toolfence/vercel-ai with a scripted model: generateText and streamText,
 // AI SDK 6 (workspace) and AI SDK 7 (test/vercel-ai-v7/run.sh).
 import {
+  type CallStopError,
   currentToolCall,
   Guard,
   type GuardEvent,
@@ -14,7 +15,6 @@ import {
   fenceTools,
   indeterminateErrorOf,
   isSetupFault,
-  type StoppingError,
   stopOnIndeterminate,
   toolfenceContext,
 } from '@toolfence/vercel-ai';
@@ -453,7 +453,7 @@ describe('fenceTools with generateText', () => {
     expect(model.doGenerateCalls).toHaveLength(1);
   });
 
-  it("calls onIndeterminate with the error and the call; aborting the caller's controller there rejects only before another step", async () => {
+  it("calls onStop with the error and the call; aborting the caller's controller there rejects only before another step", async () => {
     const { guard } = guardWithEvents();
     const tools = {
       charge: tool({
@@ -463,7 +463,7 @@ describe('fenceTools with generateText', () => {
         },
       }),
     };
-    const reported: Array<{ error: StoppingError; toolName: string; toolCallId: string; input: unknown }> =
+    const reported: Array<{ error: CallStopError; toolName: string; toolCallId: string; input: unknown }> =
       [];
     const run = async (runId: string, stopWhen: StopCondition<any> | undefined) => {
       const controller = new AbortController();
@@ -471,7 +471,7 @@ describe('fenceTools with generateText', () => {
         guard,
         policies: { charge: effectful },
         runId,
-        onIndeterminate: (error, call) => {
+        onStop: (error, call) => {
           reported.push({ error, ...call });
           controller.abort(error);
         },

@@ -1,12 +1,7 @@
 // What every command shares: where the store is, the tenant, the output, and a Guard on the store
 // (resolutions go through `guard.resolve`, so each one is audited and emits `tool.resolved`).
-import {
-  checkRecordRef,
-  Guard,
-  type GuardEvent,
-  type IdempotencyStore,
-  StoreConfigurationError,
-} from '@toolfence/core';
+import { Guard, type GuardEvent, type IdempotencyStore, StoreConfigurationError } from '@toolfence/core';
+import { checkRecordRef } from '@toolfence/core/store';
 import { CliError, ExitCode } from './exit-codes.js';
 import { type Access, type OpenStore, openStore, type StoreNamespace } from './open-store.js';
 import type { Output, Place } from './output.js';

@@ -3,7 +3,8 @@
 // an abbreviation names a key only when exactly one record of the tenant matches it; an
 // ambiguous one is refused with the candidates. The lookup pages through the tenant's listing
 // (every state): the operator's rare path, taken only when the exact key has no record.
-import { checkRecordRef, type Guard, type ListedRecord, MAX_LIST_LIMIT } from '@toolfence/core';
+import type { Guard, ListedRecord } from '@toolfence/core';
+import { checkRecordRef, MAX_LIST_LIMIT } from '@toolfence/core/store';
 import type { CommandContext } from './context.js';
 import { visible } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';

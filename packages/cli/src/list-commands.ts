@@ -1,11 +1,6 @@
 // `toolfence list` and `toolfence stats`: reading the listing index.
-import {
-  type Guard,
-  type ListedRecord,
-  type ListOptions,
-  type ListState,
-  MAX_LIST_LIMIT,
-} from '@toolfence/core';
+import type { Guard, ListedRecord, ListOptions, ListState } from '@toolfence/core';
+import { MAX_LIST_LIMIT } from '@toolfence/core/store';
 import type { CommandContext, Work } from './context.js';
 import { parseCount, parseDuration } from './durations.js';
 import { visible } from './escape.js';

@@ -2,13 +2,13 @@
 import { userInfo } from 'node:os';
 import { createInterface } from 'node:readline/promises';
 import {
-  checkResolutionAudit,
   type Guard,
   type Holder,
   HolderAliveError,
   type IdempotencyStore,
   type ResolveResult,
 } from '@toolfence/core';
+import { checkResolutionAudit } from '@toolfence/core/store';
 import type { CommandContext } from './context.js';
 import { formatAge, parseDuration } from './durations.js';
 import { visible } from './escape.js';

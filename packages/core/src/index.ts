@@ -1,4 +1,5 @@
-// The public API of @toolfence/core. Named exports only; everything else is internal.
+// The public API of @toolfence/core. Named exports only; everything else is internal. What only
+// a store author needs (input checks, limits, list cursors) is @toolfence/core/store (store-api.ts).
 
 export {
   JSON_CODEC_NAME,
@@ -22,7 +23,7 @@ export { OutcomeEncodingError } from './errors/outcome-encoding-error.js';
 export { OutcomePendingError } from './errors/outcome-pending-error.js';
 export { PolicyError } from './errors/policy-error.js';
 export { StepStoppedError, type StoppedToolCall } from './errors/step-stopped-error.js';
-export { type CallStopError, isCallStopError, stopReport } from './errors/stop-errors.js';
+export { type CallStopError, isCallStopError, type StopMode, stopReport } from './errors/stop-errors.js';
 export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
 export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
@@ -66,6 +67,7 @@ export {
   type ResolvedPolicy,
   resolvePolicy,
 } from './policy/idempotency-policy.js';
+export type { PolicyMap } from './policy/policy-map.js';
 export type {
   ClaimOptions,
   ClaimResult,
@@ -93,48 +95,6 @@ export type {
   WaitOptions,
   WaitResult,
 } from './store/idempotency-store.js';
-export {
-  afterCursor,
-  compareListPositions,
-  decodeListCursor,
-  encodeListCursor,
-  type ListPosition,
-  listedRecordOf,
-  listedStates,
-  listStateOf,
-  recordMatches,
-  stateSelected,
-} from './store/list-cursor.js';
 export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export {
-  checkClaimOptions,
-  checkHolder,
-  checkLeaseMs,
-  checkListOptions,
-  checkOutcome,
-  checkRecordedError,
-  checkRecordRef,
-  checkResolution,
-  checkResolutionAudit,
-  checkResolutionCondition,
-  checkResolutionForce,
-  checkRetentionMs,
-  checkTenant,
-  checkWaitOptions,
-  isWellFormedText,
-  MAX_DESCRIPTION_LENGTH,
-  MAX_ERROR_MESSAGE_LENGTH,
-  MAX_ERROR_TYPE_LENGTH,
-  MAX_LIST_LIMIT,
-  MAX_NAME_LENGTH,
-  MAX_OUTCOME_LENGTH,
-  MAX_REASON_LENGTH,
-  MAX_RETENTION_MS,
-  MAX_TIMER_MS,
-  OPERATOR_STATES,
-  overridesLiveHolder,
-  resolutionApplies,
-  resolveDecision,
-} from './store/store-input.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';

@@ -3,14 +3,14 @@ import { type ToolCall, ToolMessage } from '@langchain/core/messages';
 import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from '@langchain/core/tools';
 import type { InferInteropZodOutput, InteropZodType } from '@langchain/core/utils/types';
-import type { Guard, IdempotencyPolicy, ResolvedPolicy } from '@toolfence/core';
+import type { Guard, IdempotencyPolicy, ResolvedPolicy, StopMode } from '@toolfence/core';
 import {
   type ConfigValue,
   missingRunIdError,
   resolveConfigValue,
   resolveRunId,
 } from './internal/call-scope.js';
-import { isGraphBubbleUp, isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
+import { isCallStopError, isGraphBubbleUp, stopReport } from './internal/stop-errors.js';
 import {
   type ArgumentSchema,
   argumentSchemaOf,
@@ -21,7 +21,6 @@ import {
 import { markNotRetryable } from './retry-on.js';
 
 export type { ConfigValue } from './internal/call-scope.js';
-export type { OnIndeterminate } from './internal/stop-errors.js';
 
 /** Options of {@link fenceTool}. `TArguments`: the tool's parsed argument type, inferred. */
 export interface FenceToolOptions<TArguments = Record<string, unknown>> {
@@ -42,7 +41,7 @@ export interface FenceToolOptions<TArguments = Record<string, unknown>> {
    * - `'report'`: resolve with a model-readable error `ToolMessage` (status `'error'`) that names
    *   the tool, says the action may have happened and must not be retried.
    */
-  readonly onIndeterminate?: OnIndeterminate;
+  readonly onIndeterminate?: StopMode;
   /** Tenant of each call: a string, or a resolver of the call's config. Default: the guard's. */
   readonly tenant?: ConfigValue;
   /**
@@ -150,7 +149,7 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
   readonly policy: ResolvedPolicy;
   private readonly guard: Guard;
   private readonly rawPolicy: IdempotencyPolicy;
-  private readonly onIndeterminate: OnIndeterminate;
+  private readonly onIndeterminate: StopMode;
   private readonly tenantOption: ConfigValue | undefined;
   private readonly runIdOption: ConfigValue | undefined;
   private readonly argumentSchema: ArgumentSchema;
@@ -260,12 +259,12 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
       if (own !== undefined && value === own.recorded) return own.output;
       return this.replay(value, callId);
     } catch (error) {
-      if (this.onIndeterminate === 'report' && isStopError(error)) {
+      if (this.onIndeterminate === 'report' && isCallStopError(error)) {
         const content = stopReport(error);
         if (callId === undefined) return content;
         return new ToolMessage({ status: 'error', content, tool_call_id: callId, name: this.name });
       }
-      if (!isStopError(error)) throw error;
+      if (!isCallStopError(error)) throw error;
       stopOrigins.set(error, { guard: this.guard, tenant });
       // A retry layer (langchain's toolRetryMiddleware) must not run a stopped call again.
       throw markNotRetryable(error);

@@ -1,19 +1,18 @@
 import type { StructuredToolInterface } from '@langchain/core/tools';
-import { type Guard, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { type Guard, PolicyError, type PolicyMap, type StopMode } from '@toolfence/core';
 import { fenceTool, type ToolArguments } from './fence-tool.js';
 import type { ConfigValue } from './internal/call-scope.js';
-import type { OnIndeterminate } from './internal/stop-errors.js';
 
 /**
- * A policy per tool name, each typed by that tool's arguments where the tools' names are literal
- * types, as `tool(fn, { name: 'refund_order', … })` gives them.
+ * A policy per tool name (core's `PolicyMap`), each typed by that tool's arguments where the
+ * tools' names are literal types, as `tool(fn, { name: 'refund_order', … })` gives them.
  */
-export type PoliciesFor<Tools extends readonly StructuredToolInterface[]> = {
-  readonly [Name in Tools[number]['name']]?: string extends Name
+export type PoliciesFor<Tools extends readonly StructuredToolInterface[]> = PolicyMap<{
+  [Name in Tools[number]['name']]: string extends Name
     ? // A tool whose name is typed `string`: its arguments cannot be told from the others'.
-      IdempotencyPolicy
-    : IdempotencyPolicy<ToolArguments<Extract<Tools[number], { name: Name }>>>;
-};
+      Record<string, unknown>
+    : ToolArguments<Extract<Tools[number], { name: Name }>>;
+}>;
 
 /** Options of {@link fenceTools}. */
 export interface FenceToolsOptions<
@@ -23,7 +22,7 @@ export interface FenceToolsOptions<
   /** A policy per tool name. A tool without one passes through unchanged. */
   readonly policies: PoliciesFor<Tools>;
   /** As in {@link FenceToolOptions.onIndeterminate}, for every fenced tool. */
-  readonly onIndeterminate?: OnIndeterminate;
+  readonly onIndeterminate?: StopMode;
   /** As in {@link FenceToolOptions.tenant}. */
   readonly tenant?: ConfigValue;
   /** As in {@link FenceToolOptions.runId}. */
@@ -54,7 +53,7 @@ export function fenceTools<const Tools extends readonly StructuredToolInterface[
   options: FenceToolsOptions<Tools>,
 ): { -readonly [I in keyof Tools]: Tools[I] } {
   const { policies: policyTable, ...shared } = options;
-  const policies = policyTable as Readonly<Record<string, IdempotencyPolicy | undefined>>;
+  const policies = policyTable as PolicyMap;
   const names = new Set(tools.map((tool) => tool.name));
   for (const name of Object.keys(policies)) {
     if (!names.has(name) && policies[name] !== undefined) {

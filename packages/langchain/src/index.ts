@@ -7,10 +7,9 @@ export {
   type FenceToolOptions,
   fenceTool,
   isFencedTool,
-  type OnIndeterminate,
   type ToolArguments,
 } from './fence-tool.js';
 export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
 export { toolfenceRetryOn } from './retry-on.js';
-export { type StopError, stopErrorOf } from './stop-error-of.js';
+export { stopErrorOf } from './stop-error-of.js';
 export { type ToolfenceMiddlewareOptions, toolfenceMiddleware } from './toolfence-middleware.js';

@@ -1,15 +1,8 @@
-import {
-  type ExecutionAbandonedError,
-  findStopError,
-  type IndeterminateOutcomeError,
-  type StepStoppedError,
-} from '@toolfence/core';
-
-/** What stopped a run: one call's stop, or every stop of a step. */
-export type StopError = IndeterminateOutcomeError | ExecutionAbandonedError | StepStoppedError;
+import { type CallStopError, findStopError, type StepStoppedError } from '@toolfence/core';
 
 /**
- * The toolfence stop inside whatever the SDK wrapped it in, or `undefined` when there is none.
+ * The toolfence stop inside whatever the SDK wrapped it in (one call's `CallStopError`, or a
+ * `StepStoppedError` for every stop of a step), or `undefined` when there is none.
  *
  * Looks through the value itself, a LangGraph `AggregateError`'s `errors`, `cause` chains
  * (langchain's `MiddlewareError`) and arrays. A {@link StepStoppedError} found anywhere is
@@ -27,6 +20,6 @@ export type StopError = IndeterminateOutcomeError | ExecutionAbandonedError | St
  * }
  * ```
  */
-export function stopErrorOf(error: unknown): StopError | undefined {
+export function stopErrorOf(error: unknown): CallStopError | StepStoppedError | undefined {
   return findStopError(error);
 }

@@ -1,6 +1,13 @@
 import { ToolMessage } from '@langchain/core/messages';
 import type { StructuredToolInterface, ToolRunnableConfig } from '@langchain/core/tools';
-import { type Guard, type IdempotencyPolicy, PolicyError, StepStoppedError } from '@toolfence/core';
+import {
+  type Guard,
+  type IdempotencyPolicy,
+  PolicyError,
+  type PolicyMap,
+  StepStoppedError,
+  type StopMode,
+} from '@toolfence/core';
 // Types only: `langchain` is an optional peer, so this module must load without it (LangGraph
 // users import fenceTool from the same entry point).
 import type { AgentMiddleware, ToolCallHandler, ToolCallRequest, WrapModelCallHook } from 'langchain';
@@ -12,7 +19,7 @@ import {
   resolveRunId,
 } from './internal/call-scope.js';
 import { type CallOutcome, StepStops } from './internal/step-stops.js';
-import { isGraphBubbleUp, isStopError, type OnIndeterminate } from './internal/stop-errors.js';
+import { isCallStopError, isGraphBubbleUp } from './internal/stop-errors.js';
 import { SwallowedStops } from './internal/swallowed-stops.js';
 
 /** Options of {@link toolfenceMiddleware}. */
@@ -22,14 +29,14 @@ export interface ToolfenceMiddlewareOptions {
    * A policy per tool name (own properties only). Tools without one run exactly as without the
    * middleware; a tool already guarded with `fenceTool` keeps its own policy.
    */
-  readonly policies: Readonly<Record<string, IdempotencyPolicy>>;
+  readonly policies: PolicyMap;
   /**
    * `'throw'` (default): an `IndeterminateOutcomeError` or `ExecutionAbandonedError` rejects
    * `agent.invoke` (and ends `agent.stream`) with that very error; the run stops before the
    * model is called again. `'report'`: the model gets an error `ToolMessage` saying the action
    * may have happened and must not be retried, and the run goes on.
    */
-  readonly onIndeterminate?: OnIndeterminate;
+  readonly onIndeterminate?: StopMode;
   /** Tenant of each call: a string or a resolver of the call's config. Default: the guard's. */
   readonly tenant?: ConfigValue;
   /** Run id of each call: a string or a resolver. Default: `configurable.thread_id`. */
@@ -239,7 +246,7 @@ function threadOf(runtime: unknown): string {
 
 /** Errors that must keep rejecting (or be handled by langchain itself), not reach the model. */
 function rejectsRun(error: unknown, request: ToolCallRequest): boolean {
-  if (isStopError(error) || StepStoppedError.isInstance(error)) return true;
+  if (isCallStopError(error) || StepStoppedError.isInstance(error)) return true;
   if (PolicyError.isInstance(error) || isMissingRunIdError(error)) return true;
   if (typeof error !== 'object' || error === null) return false;
   // interrupt() and other LangGraph control flow.

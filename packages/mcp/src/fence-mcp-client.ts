@@ -1,14 +1,21 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { currentToolCall, Idempotency, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import {
+  currentToolCall,
+  Idempotency,
+  type IdempotencyPolicy,
+  PolicyError,
+  type PolicyMap,
+  type StopMode,
+} from '@toolfence/core';
 import { policyFromAnnotations, type ToolHints } from './annotation-policy.js';
 import { nextCallKey } from './call-key.js';
 import { isClientActionError } from './client-action.js';
 import { isMcpServerNotRunError, McpServerNotRunError, notRunOf } from './not-run.js';
 import { isRoundRetry } from './rounds.js';
 import {
+  callStopErrorOf,
   DEFAULT_IDEMPOTENCY_KEY_META,
   stoppedCallOf,
-  stoppingErrorOf,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,
 } from './stopped-result.js';
@@ -34,7 +41,7 @@ export interface FenceMcpClientOptions {
    * tool stops the run as the other adapters do; `'report'` returns the `isError` result
    * unchanged, for the model to read.
    */
-  readonly onIndeterminate?: 'throw' | 'report' | undefined;
+  readonly onIndeterminate?: StopMode | undefined;
   /**
    * Inside a guarded call, what a tool's `isError` result is: `'failure'` (default) `callTool`
    * rejects with a {@link McpToolError} carrying the result, so the client's guard treats it as
@@ -104,7 +111,7 @@ export function fenceMcpClient<C extends Client>(client: C, options: FenceMcpCli
     if (notRun !== undefined) throw new McpServerNotRunError(notRun, client.getServerVersion()?.name);
     if (!report) {
       const stopped = stoppedCallOf(result);
-      if (stopped !== undefined) throw stoppingErrorOf(stopped, client.getServerVersion()?.name);
+      if (stopped !== undefined) throw callStopErrorOf(stopped, client.getServerVersion()?.name);
     }
     if (
       guarded &&
@@ -151,7 +158,7 @@ export interface ListedTool {
 /** Options of {@link mcpToolPolicies}. */
 export interface McpToolPoliciesOptions {
   /** Policies by tool name; always win. */
-  readonly policies?: { readonly [toolName: string]: IdempotencyPolicy } | undefined;
+  readonly policies?: PolicyMap | undefined;
   /**
    * Derive a policy from the server's annotations for every listed tool without one in
    * `policies` ({@link policyFromAnnotations}). Only `true` does: the specification says a client

@@ -1,5 +1,11 @@
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { type GuardedCall, Idempotency, type IdempotencyPolicy } from '@toolfence/core';
+import {
+  type CallStopError,
+  type GuardedCall,
+  Idempotency,
+  type IdempotencyPolicy,
+  isCallStopError,
+} from '@toolfence/core';
 import type { CLIENT_ACTION_ERROR_CODES } from './client-action.js';
 import {
   businessKeyPolicy,
@@ -22,8 +28,6 @@ import {
 } from './server-options.js';
 import {
   DEFAULT_IDEMPOTENCY_KEY_META,
-  isStoppingError,
-  type StoppingError,
   stoppedCallBody,
   stoppedCallResult,
   TOOLFENCE_CAPABILITY,
@@ -242,7 +246,7 @@ function fencedHandler(
       // waited for). Say so, so a client can tell that nothing ran for this request.
       return entered ? result : markedReplayed(result);
     } catch (error) {
-      if (!isStoppingError(error)) {
+      if (!isCallStopError(error)) {
         // The guard released the claim of a failed call (IDEMPOTENT, or a no-effect failure):
         // the client gets the tool's own result, marked as not recorded.
         if (McpToolError.isInstance(error)) return notRecorded(error.result);
@@ -323,11 +327,11 @@ function notRecorded(result: ToolResultLike): ToolResultLike {
   return { ...result, _meta: { ...(result._meta ?? {}), [NOT_RECORDED_META]: true } };
 }
 
-/** Tells `options.onIndeterminate` of a stopped call; what the hook throws is ignored. */
-function notifyStopped(options: FenceMcpServerOptions, error: StoppingError, call: StoppedServerCall): void {
-  if (options.onIndeterminate === undefined) return;
+/** Tells `options.onStop` of a stopped call; what the hook throws is ignored. */
+function notifyStopped(options: FenceMcpServerOptions, error: CallStopError, call: StoppedServerCall): void {
+  if (options.onStop === undefined) return;
   try {
-    options.onIndeterminate(error, call);
+    options.onStop(error, call);
   } catch {
     // A hook must not change what the client gets.
   }

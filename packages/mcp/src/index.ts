@@ -33,9 +33,7 @@ export {
 } from './server-options.js';
 export {
   DEFAULT_IDEMPOTENCY_KEY_META,
-  isStoppingError,
   type StoppedCallBody,
-  type StoppingError,
   stoppedCallOf,
   TOOLFENCE_CAPABILITY,
   type ToolfenceCapability,

@@ -1,7 +1,13 @@
 // The policy a tool is served with: given, else from its annotations; checked once per tool; an
 // EFFECTFUL one also releases on the MCP answers that did nothing; waits bounded for MCP clients.
 import type { RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { type Guard, Idempotency, type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import {
+  type Guard,
+  Idempotency,
+  type IdempotencyPolicy,
+  PolicyError,
+  type PolicyMap,
+} from '@toolfence/core';
 import { policyFromAnnotations } from './annotation-policy.js';
 import { isClientActionError } from './client-action.js';
 import { IncompleteRound } from './rounds.js';
@@ -12,7 +18,7 @@ export type PolicyOf = (toolName: string, tool: RegisteredTool) => IdempotencyPo
 /** A tool's policy (given, else from its annotations), checked once per tool and policy. */
 export function policyLookup(
   guard: Guard,
-  policies: Readonly<Record<string, IdempotencyPolicy>>,
+  policies: PolicyMap,
   fromAnnotations: boolean,
   waits: WaitSettings,
 ): PolicyOf {

@@ -1,9 +1,9 @@
 // The options of fenceMcpServer and the shapes they name: a leaf the server's parts share.
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Guard, IdempotencyPolicy } from '@toolfence/core';
+import type { CallStopError, Guard, PolicyMap } from '@toolfence/core';
 import type { IncompleteResultTest } from './rounds.js';
-import type { StoppedCallBody, StoppingError } from './stopped-result.js';
+import type { StoppedCallBody } from './stopped-result.js';
 import type { ErrorResultsOption } from './tool-error.js';
 
 /** What the SDK passes a tool handler besides its arguments. */
@@ -15,7 +15,7 @@ export type ToolHandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotifica
  */
 export type RequestValue = string | ((extra: ToolHandlerExtra, toolName: string) => string | undefined);
 
-/** The call an {@link FenceMcpServerOptions.onIndeterminate} hook is told about. */
+/** The call an {@link FenceMcpServerOptions.onStop} hook is told about. */
 export interface StoppedServerCall {
   readonly toolName: string;
   /** The JSON-RPC request id, as a string. */
@@ -33,7 +33,7 @@ export interface FenceMcpServerOptions {
    * a tool of that name is registered (so it is not refused). `Idempotency.READ_ONLY` leaves a
    * tool exactly as it was.
    */
-  readonly policies?: { readonly [toolName: string]: IdempotencyPolicy } | undefined;
+  readonly policies?: PolicyMap | undefined;
   /**
    * Derive the policy of a tool without an entry in `policies` from its own annotations
    * (see {@link policyFromAnnotations}): `readOnlyHint` -> READ_ONLY, `idempotentHint` ->
@@ -101,7 +101,7 @@ export interface FenceMcpServerOptions {
    * Called (synchronously, before the result is sent) when a call ends indeterminate or
    * abandoned: to alert an operator. An exception thrown by the hook is ignored.
    */
-  readonly onIndeterminate?: ((error: StoppingError, call: StoppedServerCall) => void) | undefined;
+  readonly onStop?: ((error: CallStopError, call: StoppedServerCall) => void) | undefined;
 }
 
 /** Default of {@link FenceMcpServerOptions.waitTimeoutMs} (ms): 10 s under the SDK client's 60 s request timeout. */

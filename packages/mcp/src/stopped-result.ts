@@ -1,4 +1,4 @@
-import { ExecutionAbandonedError, IndeterminateOutcomeError, isCallStopError } from '@toolfence/core';
+import { type CallStopError, ExecutionAbandonedError, IndeterminateOutcomeError } from '@toolfence/core';
 
 /**
  * The default `params._meta` field in which a client sends its idempotency key. (SEP-3182, closed
@@ -24,9 +24,6 @@ export interface ToolfenceCapability {
    */
   readonly idempotencyKeyParam?: string;
 }
-
-/** The error after which the run must not go on. */
-export type StoppingError = IndeterminateOutcomeError | ExecutionAbandonedError;
 
 /**
  * The machine-readable body of a call the server stopped, in the result's `_meta.toolfence` (and
@@ -56,7 +53,7 @@ export interface ToolResultLike {
 }
 
 export function stoppedCallBody(
-  error: StoppingError,
+  error: CallStopError,
   tenant: string,
   idempotencyKey: string | undefined,
 ): StoppedCallBody {
@@ -69,7 +66,7 @@ export function stoppedCallBody(
 
 /** The `isError` result a guarded server answers for a stopped call. */
 export function stoppedCallResult(
-  error: StoppingError,
+  error: CallStopError,
   body: StoppedCallBody,
   hasOutputSchema: boolean,
 ): ToolResultLike {
@@ -99,7 +96,7 @@ export function stoppedCallOf(result: unknown): StoppedCallBody | undefined {
 }
 
 /** The typed error for a stopped call's body, as the guard itself would throw it. */
-export function stoppingErrorOf(body: StoppedCallBody, serverName: string | undefined): StoppingError {
+export function callStopErrorOf(body: StoppedCallBody, serverName: string | undefined): CallStopError {
   const details = {
     key: body.key,
     tool: body.tool,
@@ -113,9 +110,4 @@ export function stoppingErrorOf(body: StoppedCallBody, serverName: string | unde
     reasonType: typeof body.reasonType === 'string' ? body.reasonType : 'RemoteIndeterminate',
     reason: `reported by ${server} for tenant "${body.tenant}"`,
   });
-}
-
-/** True for the errors after which the run must not go on. */
-export function isStoppingError(error: unknown): error is StoppingError {
-  return isCallStopError(error);
 }

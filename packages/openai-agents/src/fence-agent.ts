@@ -1,8 +1,8 @@
 import { Agent, Handoff } from '@openai/agents-core';
-import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { type IdempotencyPolicy, PolicyError, type PolicyMap } from '@toolfence/core';
 import type { FenceToolOptions } from './fence-tool.js';
 import { unfencedToolOf } from './fence-tool.js';
-import { fenceTools, type PolicyTable, policyOf } from './fence-tools.js';
+import { fenceTools, policyOf } from './fence-tools.js';
 
 /**
  * Options of {@link fenceAgent}: those of `fenceTools`, with one policy table for every agent
@@ -12,7 +12,7 @@ import { fenceTools, type PolicyTable, policyOf } from './fence-tools.js';
  */
 export interface FenceAgentOptions extends Omit<FenceToolOptions, 'policy'> {
   /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
-  readonly policies: PolicyTable;
+  readonly policies: PolicyMap;
 }
 
 /**

@@ -1,10 +1,15 @@
 import type { FunctionTool, RunContext, ToolExecuteArgument, ToolInputParameters } from '@openai/agents-core';
 import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
-import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
+import {
+  type Guard,
+  type IdempotencyPolicy,
+  isCallStopError,
+  KeyDerivationError,
+  PolicyError,
+  type StopMode,
+  stopReport,
+} from '@toolfence/core';
 import { carrySdkIdentity, preparedInputOf } from './internal/sdk-registries.js';
-import { isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
-
-export type { OnIndeterminate } from './internal/stop-errors.js';
 
 /** The details the SDK passes to a tool's `invoke` (`details.toolCall.callId` is the call id). */
 export type ToolCallDetails = Parameters<FunctionTool<any, any, any>['invoke']>[2];
@@ -61,7 +66,7 @@ export interface FenceToolOptions<TArguments = Record<string, unknown>> {
    * - `'report'`: the tool answers with a model-readable text that names the tool, says the
    *   action may have happened and must not be retried; the run goes on.
    */
-  readonly onIndeterminate?: OnIndeterminate | undefined;
+  readonly onIndeterminate?: StopMode | undefined;
 }
 
 /**
@@ -212,7 +217,7 @@ function fencedInvoke(
         },
       );
     } catch (error) {
-      if (isStopError(error)) {
+      if (isCallStopError(error)) {
         if (onIndeterminate === 'report') return stopReport(error);
         throw error;
       }

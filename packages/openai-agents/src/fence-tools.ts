@@ -1,22 +1,19 @@
 import type { Tool } from '@openai/agents-core';
-import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
+import { type IdempotencyPolicy, PolicyError, type PolicyMap } from '@toolfence/core';
 import { type FenceToolOptions, fenceTool, type ToolArguments } from './fence-tool.js';
 
-/** A policy per tool name. */
-export type PolicyTable = Readonly<Record<string, IdempotencyPolicy>>;
-
 /**
- * A policy per function tool name, each typed by that tool's arguments, where the tools' names
+ * A policy per function tool name (core's `PolicyMap`), each typed by that tool's arguments, where the tools' names
  * are literal types (as `tool({ name: 'refund_payment', ... })` gives them with this package
  * imported: see `NamedFunctionTool`). A name that is no tool's, or a `keyArguments` entry that is
  * not an argument of its tool, is a compile error. A tool whose name is typed `string` (built
  * with a computed name) lets any name through: its policies are checked when you wrap.
  */
-export type PoliciesFor<Tools extends readonly Tool<any>[]> = {
-  readonly [Name in Extract<Tools[number], { type: 'function' }>['name']]?: string extends Name
-    ? IdempotencyPolicy
-    : IdempotencyPolicy<ToolArguments<Extract<Tools[number], { type: 'function'; name: Name }>>>;
-};
+export type PoliciesFor<Tools extends readonly Tool<any>[]> = PolicyMap<{
+  [Name in Extract<Tools[number], { type: 'function' }>['name']]: string extends Name
+    ? Record<string, unknown>
+    : ToolArguments<Extract<Tools[number], { type: 'function'; name: Name }>>;
+}>;
 
 /**
  * Options of {@link fenceTools}: those of {@link FenceToolOptions} (`guard`, `tenant`, `runId`,
@@ -32,12 +29,12 @@ export interface FenceToolsOptions<Tools extends readonly Tool<any>[] = readonly
 }
 
 /** The policy of a tool name: an own property of the table, never one inherited (`toString`). */
-export function policyOf(policies: PolicyTable, name: string): IdempotencyPolicy | undefined {
+export function policyOf(policies: PolicyMap, name: string): IdempotencyPolicy | undefined {
   return Object.hasOwn(policies, name) ? policies[name] : undefined;
 }
 
 /** Throw `PolicyError` for a policy that names none of `names` (a typo leaves a tool unguarded). */
-export function checkPolicyNames(policies: PolicyTable, names: ReadonlySet<string>): void {
+export function checkPolicyNames(policies: PolicyMap, names: ReadonlySet<string>): void {
   if (policies === null || typeof policies !== 'object') {
     throw new TypeError('policies must be an object: tool name -> policy');
   }
@@ -66,7 +63,7 @@ export function fenceTools<const Tools extends readonly Tool<any>[]>(
   options: FenceToolsOptions<Tools>,
 ): { -readonly [I in keyof Tools]: Tools[I] } {
   const { policies: typed, ...shared } = options;
-  const policies = typed as PolicyTable;
+  const policies = typed as PolicyMap;
   const names = new Set(tools.filter((tool) => tool.type === 'function').map((tool) => tool.name));
   checkPolicyNames(policies, names);
   return tools.map((tool) => {

@@ -4,15 +4,13 @@ export { type FenceAgentOptions, fenceAgent } from './fence-agent.js';
 export {
   type FenceToolOptions,
   fenceTool,
-  type OnIndeterminate,
   type RunContextValue,
   SDK_DEFAULT_TOOL_ERROR,
   type ToolArguments,
   ToolBodyFailedError,
   type ToolCallDetails,
 } from './fence-tool.js';
-export { type FenceToolsOptions, fenceTools, type PoliciesFor, type PolicyTable } from './fence-tools.js';
-export { isStopError, type StopError } from './internal/stop-errors.js';
+export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
 export { stopErrorOf } from './stop-error-of.js';
 // Types only: the SDK's tool() keeps a literal tool name (an overload), so policy names are checked.
 export type { NamedFunctionTool, ToolResultOf } from './tool-names.js';

@@ -1,4 +1,4 @@
-import { isStopError, type StopError } from './internal/stop-errors.js';
+import { type CallStopError, isCallStopError } from '@toolfence/core';
 
 /**
  * The toolfence `IndeterminateOutcomeError` or `ExecutionAbandonedError` inside an error a run
@@ -16,14 +16,14 @@ import { isStopError, type StopError } from './internal/stop-errors.js';
  * }
  * ```
  */
-export function stopErrorOf(error: unknown): StopError | undefined {
+export function stopErrorOf(error: unknown): CallStopError | undefined {
   const seen = new Set<object>();
   const queue: unknown[] = [error];
   // ToolCallError keeps the tool's error as `error`; standard wrappers use `cause`.
   while (queue.length > 0 && seen.size < 16) {
     const current = queue.shift();
     if (current === null || typeof current !== 'object' || seen.has(current)) continue;
-    if (isStopError(current)) return current;
+    if (isCallStopError(current)) return current;
     seen.add(current);
     const wrapper = current as { error?: unknown; cause?: unknown };
     queue.push(wrapper.error, wrapper.cause);

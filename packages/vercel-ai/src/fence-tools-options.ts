@@ -1,8 +1,7 @@
 // The shapes fenceTools and the guarded `execute` share: its options, the execution options it
 // reads and the per-call context. A leaf: fence-tools.ts and fenced-execute.ts both import it.
-import type { Guard, IdempotencyPolicy } from '@toolfence/core';
+import type { CallStopError, Guard, PolicyMap } from '@toolfence/core';
 import type { InferToolInput, ToolSet } from 'ai';
-import type { StoppingError } from './stopping-error.js';
 
 /**
  * The part of the AI SDK's tool execution options the adapter reads. AI SDK 6 passes
@@ -36,12 +35,18 @@ export interface ToolfenceContext {
  */
 export type CallValue = string | ((options: ToolExecuteOptions, toolName: string) => string | undefined);
 
-/** The call an {@link FenceToolsOptions.onIndeterminate} hook is told about. */
+/** The call an {@link FenceToolsOptions.onStop} hook is told about. */
 export interface StoppedCall {
   readonly toolName: string;
   readonly toolCallId: string;
   readonly input: unknown;
 }
+
+/**
+ * A policy per tool name of a `ToolSet` (core's `PolicyMap`), each typed by that tool's input
+ * schema ({@link InputOf}).
+ */
+export type PoliciesFor<TOOLS extends ToolSet> = PolicyMap<{ [NAME in keyof TOOLS]: InputOf<TOOLS[NAME]> }>;
 
 /** Options of {@link fenceTools}. */
 export interface FenceToolsOptions<TOOLS extends ToolSet> {
@@ -53,7 +58,7 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
    * input type. A tool without an entry (or without `execute`), and a tool already fenced, is
    * passed through unchanged. Naming a tool that is not in the set is a {@link PolicyError}.
    */
-  readonly policies: { readonly [NAME in keyof TOOLS]?: IdempotencyPolicy<InputOf<TOOLS[NAME]>> };
+  readonly policies: PoliciesFor<TOOLS>;
   /**
    * Tenant of every call. Resolution order per call: the execution context's
    * `toolfence.tenant`, then this option, then the guard's tenant.
@@ -75,7 +80,7 @@ export interface FenceToolsOptions<TOOLS extends ToolSet> {
    * rejects with the error, but only if the SDK goes on to another step (it checks the signal
    * before a model call), not when the failing step was the last one.
    */
-  readonly onIndeterminate?: ((error: StoppingError, call: StoppedCall) => void) | undefined;
+  readonly onStop?: ((error: CallStopError, call: StoppedCall) => void) | undefined;
 }
 
 /**

@@ -2,7 +2,7 @@
 // stream drained there); an async generator stays one, its values handed out through a queue
 // while the guard's body drains the tool. The call's tenant and run id come from the execution
 // context, then from fenceTools' options.
-import type { GuardedCall, IdempotencyPolicy } from '@toolfence/core';
+import { type GuardedCall, type IdempotencyPolicy, isCallStopError } from '@toolfence/core';
 import type { ToolSet } from 'ai';
 import type {
   CallValue,
@@ -11,7 +11,6 @@ import type {
   ToolfenceContext,
 } from './fence-tools-options.js';
 import { missingRunIdError } from './setup-fault.js';
-import { isStoppingError } from './stopping-error.js';
 
 export type ExecuteFunction = (input: unknown, options: ToolExecuteOptions) => unknown;
 
@@ -144,9 +143,9 @@ function stopped(
   executeOptions: ToolExecuteOptions,
   options: FenceToolsOptions<ToolSet>,
 ): unknown {
-  if (isStoppingError(error) && options.onIndeterminate !== undefined) {
+  if (isCallStopError(error) && options.onStop !== undefined) {
     try {
-      options.onIndeterminate(error, { toolName, toolCallId: executeOptions?.toolCallId, input });
+      options.onStop(error, { toolName, toolCallId: executeOptions?.toolCallId, input });
     } catch {
       // A hook must not change what the SDK sees.
     }

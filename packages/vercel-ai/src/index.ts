@@ -5,16 +5,16 @@ export type {
   CallValue,
   FenceToolsOptions,
   InputOf as ToolInputOf,
+  PoliciesFor,
   StoppedCall,
   ToolExecuteOptions,
   ToolfenceContext,
 } from './fence-tools-options.js';
 export { isSetupFault } from './setup-fault.js';
-export { type StopError, stopErrorOf } from './stop-error-of.js';
+export { stopErrorOf } from './stop-error-of.js';
 export {
   indeterminateErrorOf,
   type StepLike,
   type StopOnIndeterminateOptions,
   stopOnIndeterminate,
 } from './stop-on-indeterminate.js';
-export { isStoppingError, type StoppingError } from './stopping-error.js';

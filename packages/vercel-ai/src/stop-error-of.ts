@@ -1,17 +1,14 @@
 import {
-  type ExecutionAbandonedError,
+  type CallStopError,
   findStopError,
-  type IndeterminateOutcomeError,
   type StepStoppedError,
   type StopSearchChild,
 } from '@toolfence/core';
 
-/** What stopped a run: one call's stop, or every stop of a step. */
-export type StopError = IndeterminateOutcomeError | ExecutionAbandonedError | StepStoppedError;
-
 /**
- * The toolfence stop inside whatever the AI SDK (or your code) wrapped it in, or `undefined`
- * when there is none.
+ * The toolfence stop inside whatever the AI SDK (or your code) wrapped it in (one call's
+ * `CallStopError`, or a `StepStoppedError` for every stop of a step), or `undefined` when there
+ * is none.
  *
  * Looks through a `generateText` result (its `steps`, `content`), `await streamTextResult.steps`,
  * a step, its `tool-error` parts (whose `toolCallId` becomes the stop's `callId`), a rejection
@@ -27,7 +24,7 @@ export type StopError = IndeterminateOutcomeError | ExecutionAbandonedError | St
  * if (stop) for (const call of StepStoppedError.callsOf(stop)) await alert(call.tool, call.key, call.callId);
  * ```
  */
-export function stopErrorOf(value: unknown): StopError | undefined {
+export function stopErrorOf(value: unknown): CallStopError | StepStoppedError | undefined {
   return findStopError(value, { childrenOf: aiSdkChildren });
 }
 

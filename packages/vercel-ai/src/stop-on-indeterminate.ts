@@ -1,5 +1,6 @@
+import type { CallStopError, StepStoppedError } from '@toolfence/core';
 import { isSetupFault } from './setup-fault.js';
-import { type StopError, stopErrorOf } from './stop-error-of.js';
+import { stopErrorOf } from './stop-error-of.js';
 
 /** The part of an AI SDK step the helpers read (AI SDK 6 and 7 `StepResult`). */
 export interface StepLike {
@@ -56,7 +57,7 @@ export function stopOnIndeterminate(
  */
 export function indeterminateErrorOf(
   source: { readonly steps: ReadonlyArray<StepLike> } | ReadonlyArray<StepLike>,
-): StopError | undefined {
+): CallStopError | StepStoppedError | undefined {
   return stopErrorOf(Array.isArray(source) ? source : (source as { steps: unknown }).steps);
 }
 

@@ -43,7 +43,7 @@ import {
   StoreUnavailableError,
   type WaitOptions,
   type WaitResult,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 
 export type Bug =
   | 'claim-read-await-write'

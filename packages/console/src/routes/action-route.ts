@@ -7,12 +7,11 @@ import {
   type Holder,
   HolderAliveError,
   type IdempotencyRecord,
-  isWellFormedText,
-  MAX_REASON_LENGTH,
   OutcomeEncodingError,
   type RecordRef,
   StoreInputError,
 } from '@toolfence/core';
+import { isWellFormedText, MAX_REASON_LENGTH } from '@toolfence/core/store';
 import { formTokenProblem, issueFormToken } from '../csrf.js';
 import { href } from '../html.js';
 import { confirmPage } from '../pages/confirm-page.js';

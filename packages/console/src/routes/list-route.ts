@@ -1,5 +1,6 @@
 // GET / : the list of records in one state, filtered and paged.
-import { type ListOptions, type ListPage, MAX_RETENTION_MS, StoreInputError } from '@toolfence/core';
+import { type ListOptions, type ListPage, StoreInputError } from '@toolfence/core';
+import { MAX_RETENTION_MS } from '@toolfence/core/store';
 import { isConsoleState } from '../format.js';
 import { nameProblem } from '../names.js';
 import { maySee } from '../operator.js';

@@ -5,9 +5,22 @@ import { IndeterminateOutcomeError } from './indeterminate-outcome-error.js';
  * The error of one call after which a run must not go on: the outcome of an EFFECTFUL call is
  * unknown ({@link IndeterminateOutcomeError}), or an IDEMPOTENT one was abandoned
  * ({@link ExecutionAbandonedError}). Retrying is exactly what must not happen, so the adapters do
- * not treat them as ordinary tool errors (docs/guarantee.md).
+ * not treat them as ordinary tool errors (docs/guarantee.md). It is the one name every adapter
+ * uses for a stop.
+ *
+ * `StepStoppedError` is not a member: no call throws it. It stands for several stops of one step,
+ * so what stopped a run (`findStopError`, each adapter's `stopErrorOf`) is
+ * `CallStopError | StepStoppedError`, and `StepStoppedError.callsOf(stop)` lists the calls of
+ * either.
  */
 export type CallStopError = IndeterminateOutcomeError | ExecutionAbandonedError;
+
+/**
+ * What an adapter does with a {@link CallStopError}, its `onIndeterminate` option in every
+ * adapter that offers the choice: `'throw'` (the default) ends the run with the error;
+ * `'report'` answers the model with {@link stopReport} instead.
+ */
+export type StopMode = 'throw' | 'report';
 
 /**
  * True for an {@link IndeterminateOutcomeError} or an {@link ExecutionAbandonedError}, from any

@@ -9,7 +9,7 @@ import {
 // Types only: `langchain` is an optional peer.
 import type { ToolCallRequest } from 'langchain';
 import { markNotRetryable } from '../retry-on.js';
-import { isStopError } from './stop-errors.js';
+import { isCallStopError } from './stop-errors.js';
 
 /** One call of a step as it passes the middleware (see {@link StepStops}). */
 export interface StepEntry {
@@ -94,7 +94,7 @@ export class StepStops {
                   config,
                 );
               } catch (error) {
-                if (!isStopError(error)) throw error;
+                if (!isCallStopError(error)) throw error;
                 const stop = markNotRetryable(await stopped(markNotRetryable(error)));
                 outcome.stopped(stop);
                 throw stop;

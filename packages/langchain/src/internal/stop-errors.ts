@@ -1,8 +1,6 @@
-// The stop errors and their model-readable report are core's (isCallStopError, stopReport).
-export { isCallStopError as isStopError, stopReport } from '@toolfence/core';
-
-/** What to do when a guarded call ends indeterminate or abandoned. */
-export type OnIndeterminate = 'throw' | 'report';
+// The stop errors, the stop mode and the model-readable report are core's (CallStopError,
+// StopMode, stopReport): every adapter uses the same names and words.
+export { isCallStopError, stopReport } from '@toolfence/core';
 
 /** LangGraph's `isGraphBubbleUp` (interrupts, parent commands), without importing LangGraph. */
 export function isGraphBubbleUp(error: unknown): boolean {

@@ -5,7 +5,7 @@
 // decision that writes (the holder's resent claim, a takeover, a lapsed lease settled) is one
 // conditional write on the version token of the item it decided on. A refusal starts over on the
 // item that refused it. No answer comes from a read the decision's write did not check.
-import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core';
+import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core/store';
 import { type Premise, putRecord, type WriteResult } from './conditional-writes.js';
 import { isLive, type RecordItem, toRecord } from './record-item.js';
 import { newVersion, type Operation, type RecordsTable } from './records-table.js';

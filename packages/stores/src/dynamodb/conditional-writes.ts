@@ -2,7 +2,7 @@
 // step of DynamoDB, with every premise of the decision in its condition, or is refused and tells
 // the caller the item that refused it, to decide again on it.
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import type { RecordRef } from '@toolfence/core';
+import type { RecordRef } from '@toolfence/core/store';
 import { type Item, type RecordItem, toItem } from './record-item.js';
 import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
 

@@ -1,6 +1,6 @@
 // What a failed DynamoDB request means for the store contract ("When the backend fails" in
 // packages/core/docs/store-contract.md): an outage, the input, or the table's set-up.
-import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 
 export type DynamoFailureKind = 'unavailable' | 'input' | 'configuration';
 

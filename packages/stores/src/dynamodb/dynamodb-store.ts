@@ -9,7 +9,7 @@ import {
   checkTenant,
   checkWaitOptions,
   StoreInputError,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
 import { claim } from './claim-decision.js';
 import { checkDynamoOptions, type DynamoDBStoreOptions } from './dynamodb-options.js';

@@ -7,7 +7,7 @@ import {
   DescribeTimeToLiveCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { StoreConfigurationError } from '@toolfence/core';
+import { StoreConfigurationError } from '@toolfence/core/store';
 import { SHARD_INDEX, TENANT_INDEX } from './operator-reads.js';
 import { type Operation, pause, type RecordsTable } from './records-table.js';
 

@@ -6,7 +6,7 @@
 // consistent: every candidate is read again from the table (strongly consistent) before it is
 // listed, and listed only where it now is.
 import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ListedRecord, ListOptions, ListPage } from '@toolfence/core';
+import type { ListedRecord, ListOptions, ListPage } from '@toolfence/core/store';
 import {
   afterCursor,
   compareListPositions,
@@ -16,7 +16,7 @@ import {
   listedRecordOf,
   listedStates,
   recordMatches,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-item.js';
 import { ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
 

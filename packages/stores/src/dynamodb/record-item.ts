@@ -8,7 +8,7 @@ import type {
   RecordRef,
   RecordState,
   ResolutionEntry,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 
 export type Item = Record<string, AttributeValue>;
 

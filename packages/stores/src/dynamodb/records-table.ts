@@ -10,8 +10,8 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import type { RecordRef } from '@toolfence/core';
-import { StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import type { RecordRef } from '@toolfence/core/store';
+import { StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 import { toStoreError } from './dynamodb-errors.js';
 import type { DynamoSettings } from './dynamodb-options.js';
 import {

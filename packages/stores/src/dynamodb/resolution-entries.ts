@@ -5,13 +5,19 @@
 // overwrite the item, a reader of `resolutions`) finishes the copy, so no entry is lost with
 // the item it was written in.
 import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { RecordRef, RecordState, Resolution, ResolutionEntry, ResolveResult } from '@toolfence/core';
+import type {
+  RecordRef,
+  RecordState,
+  Resolution,
+  ResolutionEntry,
+  ResolveResult,
+} from '@toolfence/core/store';
 import {
   overridesLiveHolder,
   resolutionApplies,
   resolveDecision,
   StoreUnavailableError,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import { putRecord } from './conditional-writes.js';
 import {
   ENTRY_SK_PREFIX,

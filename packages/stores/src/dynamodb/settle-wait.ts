@@ -2,7 +2,7 @@
 // or a poller in ~hundreds of ms, and cost a shard reader per waiter host: docs/dynamodb.md), so
 // the waiter reads the record (strongly consistent GetItem) with a bounded backoff: 25 ms,
 // doubling, at most `maxPollIntervalMs`, and wakes at the holder's lease deadline exactly.
-import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';
+import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
 import { isLive } from './record-item.js';
 import type { RecordsTable } from './records-table.js';
 

@@ -1,7 +1,7 @@
 // PostgresStore.claim: one statement (sql/claim.sql, calling the claim function of migration 0005)
 // decides; its row becomes a ClaimResult.
-import type { ClaimOptions, ClaimResult, RecordRef } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import type { ClaimOptions, ClaimResult, RecordRef } from '@toolfence/core/store';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import { type Row, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
 

@@ -3,7 +3,7 @@
 // after it. Migration statements have the migration's own deadline (`timeoutMs`, default none),
 // not the store's per-operation one: a 3,000,000-row table at 0003 took longer than 5 s to upgrade,
 // every ensureSchema() rolled back, and every claim then failed (issue 30, item 3).
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import { type PostgresNames, renderSql } from './identifiers.js';
 import { type MigrationPlan, type OnlineStep, planMigration } from './migration-steps.js';
 import { checkOutClient } from './pg-checkout.js';

@@ -1,6 +1,6 @@
 // The client-side deadline of one operation (rule S5 in packages/core/docs/store-contract.md):
 // a server that is frozen or cut off never answers, and `statement_timeout` cannot fire there.
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core/store';
 
 /**
  * Rejects with `StoreUnavailableError` when `pending` has not settled `timeoutMs` after this call.

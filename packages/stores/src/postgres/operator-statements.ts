@@ -1,7 +1,7 @@
 // The operator's reads on PostgreSQL: list, from the partial listing indexes (sql/list-*.sql),
 // and a key's resolutions (sql/resolutions.sql). The journal is written by the resolve
 // statements themselves (record-statements.ts).
-import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core';
+import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import { journalEntry, type ListQuery, listPage, listQuery } from '../shared/sql-listing.js';
 import { type Row, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';

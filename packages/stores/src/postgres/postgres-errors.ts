@@ -1,4 +1,4 @@
-import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 
 /**
  * What a failure of one PostgreSQL statement means, by SQLSTATE (PostgreSQL manual, appendix A):

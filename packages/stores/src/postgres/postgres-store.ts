@@ -7,7 +7,7 @@ import {
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
 import { AutoCleanup } from './auto-cleanup.js';
 import { claimResult, claimRow } from './claim-statement.js';

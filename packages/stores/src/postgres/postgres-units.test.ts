@@ -1,5 +1,5 @@
 import { readdirSync } from 'node:fs';
-import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 import { describe, expect, it } from 'vitest';
 import { postgresNames, quoteIdentifier, renderSql, validateIdentifier } from './identifiers.js';
 import { classifyFailure, isUnavailableError, toStoreError } from './postgres-errors.js';

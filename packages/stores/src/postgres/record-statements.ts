@@ -1,8 +1,8 @@
 // Reading and operating on records by key or tenant, not as their holder: get, resolve (the
 // operator; its resolution entry is journaled by the same statement), forget (a tenant's records
 // and resolutions) and cleanup (records and resolution entries past retention).
-import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
-import { resolutionApplies } from '@toolfence/core';
+import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core/store';
+import { resolutionApplies } from '@toolfence/core/store';
 import { type Row, storedOutcome, toRecord } from './row-codec.js';
 import type { StatementRunner } from './statement-runner.js';
 

@@ -1,6 +1,6 @@
 // Rows of the records table to and from the contract's shapes (columns as in sql/0001_init.sql,
 // sql/0003_outcome_bytes.sql and sql/0004_listing.sql).
-import type { IdempotencyRecord, RecordState, ResolutionEntry } from '@toolfence/core';
+import type { IdempotencyRecord, RecordState, ResolutionEntry } from '@toolfence/core/store';
 
 /** A row as pg returns it. */
 export type Row = Record<string, unknown>;

@@ -2,8 +2,8 @@
 // (settle-listener.ts), re-reading its record (sql/read-lease.sql) at the lease deadline as the
 // database clock counts it, and polling while LISTEN is unavailable.
 import { createHash } from 'node:crypto';
-import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
 import type { SettleListener, SettleWaiter } from './settle-listener.js';
 import type { StatementRunner } from './statement-runner.js';

@@ -1,7 +1,7 @@
 // How the PostgresStore sends its statements: rendered for its table, named (server-side
 // prepared) while the server keeps them, bounded by operationTimeoutMs, errors classified.
 import { createHash } from 'node:crypto';
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import type { PostgresNames } from './identifiers.js';
 import { renderSql } from './identifiers.js';
 import { withDeadline } from './operation-deadline.js';

@@ -11,7 +11,7 @@ import type {
   RenewResult,
   ResolutionEntry,
   ResolveResult,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 
 export const ReplyCode = {
   acquired: 1,

@@ -3,7 +3,7 @@
 // memory pressure, `volatile-*` ones included: the usual default of managed Redis services
 // (ElastiCache, Azure Cache for Redis) is `volatile-lru`. An evicted record is a forgotten call:
 // its retry runs the effect again. `INFO memory` is allowed where `CONFIG GET` is disabled.
-import { StoreConfigurationError } from '@toolfence/core';
+import { StoreConfigurationError } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { isCluster, type RedisExchange } from './redis-exchange.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RecordRef } from '@toolfence/core';
+import type { RecordRef } from '@toolfence/core/store';
 
 /** Redis key of a record and the channel its settlement is announced on. */
 export interface RecordNames {

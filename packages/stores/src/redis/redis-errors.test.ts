@@ -1,4 +1,4 @@
-import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 import { describe, expect, it } from 'vitest';
 import { UnexpectedReplyError } from './codes.js';
 import { describeRedisAddress, toRedisStoreError } from './redis-errors.js';

@@ -1,4 +1,4 @@
-import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core';
+import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 import { UnexpectedReplyError } from './codes.js';
 
 /**

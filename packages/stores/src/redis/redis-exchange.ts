@@ -1,7 +1,7 @@
 // How the RedisStore talks to Redis: each exchange fails fast on a lost connection, is bounded
 // by operationTimeoutMs (rule S5 in packages/core/docs/store-contract.md), has its errors
 // classified (redis-errors.ts), and corks the client's socket for the rest of the tick.
-import { StoreUnavailableError } from '@toolfence/core';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { toRedisStoreError } from './redis-errors.js';
 import { ReplyDeadlines } from './reply-deadlines.js';

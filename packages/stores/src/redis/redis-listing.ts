@@ -13,7 +13,7 @@ import {
   listedStates,
   StoreInputError,
   StoreUnavailableError,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { asReply, decodeRecord, integer, type Reply, UnexpectedReplyError } from './codes.js';
 import { expiryIndexPattern, indexOfExpiry, tenantNames } from './record-names.js';

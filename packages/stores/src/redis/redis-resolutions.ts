@@ -1,6 +1,6 @@
 // RedisStore.resolutions: the entries of a key's resolution journal (lua/resolutions-1.lua),
 // newest first, written by resolve-1.lua in the same step as the resolution.
-import type { RecordRef, ResolutionEntry } from '@toolfence/core';
+import type { RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { asReply, decodeEntry, UnexpectedReplyError } from './codes.js';
 import type { RedisExchange } from './redis-exchange.js';

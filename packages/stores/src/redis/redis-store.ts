@@ -24,7 +24,7 @@ import {
   StoreUnavailableError,
   type WaitOptions,
   type WaitResult,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { checkInput } from '../shared/operation-input.js';
 import {

@@ -1,8 +1,8 @@
 // RedisStore.waitForSettle: one waiter, woken by the PUBLISH of the script that settles its
 // record (through the store's one subscriber connection, settle-subscriber.ts), re-reading the
 // record as a fallback and at the lease deadline as the Redis clock counts it.
-import type { WaitOptions, WaitResult } from '@toolfence/core';
-import { StoreUnavailableError } from '@toolfence/core';
+import type { WaitOptions, WaitResult } from '@toolfence/core/store';
+import { StoreUnavailableError } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
 import type { RecordRead } from './codes.js';
 import type { RedisExchange } from './redis-exchange.js';

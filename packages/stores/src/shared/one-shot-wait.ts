@@ -1,7 +1,7 @@
 // The end of one waitForSettle: the first outcome (a result or an error) wins, and ending undoes
 // what the wait set up (timers, listeners, its place among the store's waiters). Shared by the
 // Redis, PostgreSQL and SQLite waits (each store's settle-wait.ts).
-import type { WaitResult } from '@toolfence/core';
+import type { WaitResult } from '@toolfence/core/store';
 
 export abstract class OneShotWait {
   protected finished = false;

@@ -1,6 +1,6 @@
 // Each operation's input checks (packages/core/src/store/store-input.ts), run by every store
 // before it sends anything: bad input is a StoreInputError and nothing is written.
-import * as input from '@toolfence/core';
+import * as input from '@toolfence/core/store';
 
 /** The checks of each holder and claim operation, by operation name. */
 export const checkInput = {

@@ -12,7 +12,7 @@ import {
   type ListPosition,
   listedStates,
   type ResolutionEntry,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 
 /** What a list statement filters on besides the plain options. */
 export interface ListQuery {

@@ -1,7 +1,7 @@
 // SQLiteStore.claim, decided inside one BEGIN IMMEDIATE transaction exactly as MemoryStore decides
 // (packages/core/src/store/memory-store.ts): a new record, the holder asking again, a settled or
 // busy record, or an expired lease taken over or settled.
-import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core';
+import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core/store';
 import { callInfo, takeoverInfo } from './operator-columns.js';
 import { type RecordRow, toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';

@@ -7,8 +7,8 @@ import type {
   RecordState,
   Resolution,
   ResolutionEntry,
-} from '@toolfence/core';
-import { overridesLiveHolder } from '@toolfence/core';
+} from '@toolfence/core/store';
+import { overridesLiveHolder } from '@toolfence/core/store';
 
 /** The operator columns of a record row. */
 export interface OperatorColumns {

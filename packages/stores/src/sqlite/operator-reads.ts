@@ -1,6 +1,6 @@
 // The operator's reads on SQLite, each one autocommit SELECT: list, from the partial listing
 // indexes (sql/list-*.sql), and a key's resolutions (sql/select-resolutions.sql).
-import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core';
+import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import { journalEntry, listPage, listQuery } from '../shared/sql-listing.js';
 import { type RecordRow, toRecord } from './record-row.js';
 import type { RecordsDatabase } from './records-database.js';

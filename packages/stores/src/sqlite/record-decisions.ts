@@ -1,7 +1,7 @@
 // Operating on records not as their holder, on SQLite: resolve (the operator, journaled in the
 // same transaction), forget (a tenant's records and resolutions) and cleanup (records and
 // resolution entries past retention), each one transaction.
-import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
+import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core/store';
 import {
   checkOutcome,
   checkResolutionAudit,
@@ -10,7 +10,7 @@ import {
   resolutionApplies,
   resolveDecision,
   StoreInputError,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 import { journalRow, resolutionEntryOf } from './operator-columns.js';
 import { toRecord } from './record-row.js';
 import type { Decided, RecordsDatabase } from './records-database.js';

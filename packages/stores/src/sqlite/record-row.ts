@@ -1,5 +1,5 @@
 // Rows of the records table (sql/0001_init.sql, sql/0002_listing.sql) and the contract's records.
-import type { Holder, IdempotencyRecord, RecordRef, RecordState } from '@toolfence/core';
+import type { Holder, IdempotencyRecord, RecordRef, RecordState } from '@toolfence/core/store';
 import { type OperatorColumns, operatorFieldsOf } from './operator-columns.js';
 
 export interface RecordRow extends OperatorColumns {

@@ -1,8 +1,8 @@
 // The SQLiteStore's one connection to its file (opened on first use, in WAL mode), the write lock
 // waited for off the event loop, and the statements every decision is made of.
 import { realpathSync } from 'node:fs';
-import type { RecordRef } from '@toolfence/core';
-import { StoreConfigurationError, StoreUnavailableError } from '@toolfence/core';
+import type { RecordRef } from '@toolfence/core/store';
+import { StoreConfigurationError, StoreUnavailableError } from '@toolfence/core/store';
 import Database from 'better-sqlite3';
 import type { RecordRow } from './record-row.js';
 import { recordId } from './record-row.js';

@@ -1,8 +1,8 @@
 // SQLiteStore.waitForSettle: one waiter, woken directly by a settle in this process and by the
 // change signal (settle-signal.ts) for other processes, re-reading at the lease deadline as the
 // store's clock counts it.
-import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';
-import { MAX_TIMER_MS } from '@toolfence/core';
+import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
+import { MAX_TIMER_MS } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
 import { recordId } from './record-row.js';
 import type { Connection, RecordsDatabase } from './records-database.js';

@@ -5,7 +5,7 @@ import {
   StoreInputError,
   StoreUnavailableError,
   ToolfenceError,
-} from '@toolfence/core';
+} from '@toolfence/core/store';
 
 const STORE = 'SQLiteStore';
 

@@ -1,6 +1,6 @@
 // The SQLiteStore's options (public: re-exported by index.ts) and their checks.
 import type { Clock } from '@toolfence/core';
-import { MAX_TIMER_MS } from '@toolfence/core';
+import { MAX_TIMER_MS } from '@toolfence/core/store';
 
 export interface SQLiteStoreOptions {
   /**

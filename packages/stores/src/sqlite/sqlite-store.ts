@@ -1,6 +1,6 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
 import type * as contract from '@toolfence/core';
-import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core';
+import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
 import { answerWithoutChange, decideClaim } from './claim-decision.js';
 import { ensureSchema } from './ensure-schema.js';

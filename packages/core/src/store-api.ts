@@ -1,0 +1,77 @@
+// The public API of @toolfence/core/store: what someone writing an IdempotencyStore needs, and
+// nothing an application imports alone. The contract (packages/core/docs/store-contract.md)
+// names each of these; the contract types and error classes are in `@toolfence/core` too.
+
+export { StoreConfigurationError } from './errors/store-configuration-error.js';
+export { StoreInputError } from './errors/store-input-error.js';
+export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
+export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
+export type {
+  ClaimOptions,
+  ClaimResult,
+  CompleteResult,
+  Holder,
+  IdempotencyRecord,
+  IdempotencyStore,
+  ListedRecord,
+  ListOptions,
+  ListPage,
+  ListState,
+  MarkIndeterminateResult,
+  RecordedError,
+  RecordRef,
+  RecordState,
+  ReleaseResult,
+  RenewResult,
+  Resolution,
+  ResolutionAudit,
+  ResolutionCondition,
+  ResolutionEntry,
+  ResolutionForce,
+  ResolveResult,
+  TakeoverMode,
+  WaitOptions,
+  WaitResult,
+} from './store/idempotency-store.js';
+export {
+  afterCursor,
+  compareListPositions,
+  decodeListCursor,
+  encodeListCursor,
+  type ListPosition,
+  listedRecordOf,
+  listedStates,
+  listStateOf,
+  recordMatches,
+  stateSelected,
+} from './store/list-cursor.js';
+export {
+  checkClaimOptions,
+  checkHolder,
+  checkLeaseMs,
+  checkListOptions,
+  checkOutcome,
+  checkRecordedError,
+  checkRecordRef,
+  checkResolution,
+  checkResolutionAudit,
+  checkResolutionCondition,
+  checkResolutionForce,
+  checkRetentionMs,
+  checkTenant,
+  checkWaitOptions,
+  isWellFormedText,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_ERROR_TYPE_LENGTH,
+  MAX_LIST_LIMIT,
+  MAX_NAME_LENGTH,
+  MAX_OUTCOME_LENGTH,
+  MAX_REASON_LENGTH,
+  MAX_RETENTION_MS,
+  MAX_TIMER_MS,
+  OPERATOR_STATES,
+  overridesLiveHolder,
+  resolutionApplies,
+  resolveDecision,
+} from './store/store-input.js';
