@@ -1,8 +1,8 @@
 // The code blocks of README.md (npx tsx scripts/snippets.ts --write copies each region there).
+import { payments } from '../support.js';
 
 // #region without-an-sdk
 import { currentToolCall, Guard, Idempotency, MemoryStore } from '@toolfence/core';
-import { payments } from './support.js';
 
 const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' }); // RedisStore, PostgresStore … across workers
 const receipt = await guard.run(
