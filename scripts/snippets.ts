@@ -6,6 +6,7 @@
 //   npx tsx scripts/snippets.ts --check   fails listing each drifted or unchecked block
 //   npx tsx scripts/snippets.ts --write   copies every region into its block, then checks
 //   (--root DIR checks another tree: the test's)
+import { createHash, createHmac } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -46,6 +47,31 @@ export const TEXT_CHECKED_BY: Readonly<Record<string, string>> = {
   'docs/operations.md': 'test/cli/operations-doc.test.ts',
   'docs/demo.md': 'test/demo/demo.test.ts',
 };
+
+/**
+ * Blocks not yet brought under a check, each named by its file and the first line of its body.
+ * They are listed, not failed; an entry that matches no failing block fails, so the list only
+ * shrinks. Each needs a package the workspace does not install, or a parser it lacks.
+ */
+export const PENDING: readonly { readonly file: string; readonly first: string; readonly why: string }[] = [
+  {
+    file: 'docs/observability.md',
+    first: '// telemetry.ts, imported first (node --import ./telemetry.js app.js)',
+    why: 'needs @opentelemetry/sdk-node and the OTLP exporters',
+  },
+  { file: 'docs/observability.md', first: 'receivers:', why: 'yaml: no parser installed' },
+  { file: 'docs/observability.md', first: 'groups:', why: 'yaml: no parser installed' },
+  {
+    file: 'docs/retry-layers.md',
+    first: "import { NonRetriableError } from 'inngest';",
+    why: 'needs inngest',
+  },
+  {
+    file: 'docs/demo.md',
+    first: 'toolfence demo: the same agents, the same failures, without and with toolfence',
+    why: 'sample output: test/demo/demo.test.ts should compare it with a run',
+  },
+];
 
 /** The markdown files whose blocks are checked, relative to `root`. */
 export function markdownFiles(root: string): string[] {
@@ -285,6 +311,29 @@ function jsonProblem(body: string): string | undefined {
   return 'a json block that does not parse';
 }
 
+/**
+ * A ```digest block: each `→ [label] <hex>` line is the SHA-256 (HMAC-SHA-256 under the UTF-8 of
+ * the block's `hmac-key` attribute) of the UTF-8 of the line above it.
+ */
+function digestProblems(body: string, hmacKey: string | undefined): string[] {
+  const problems: string[] = [];
+  const lines = body.split('\n');
+  let arrows = 0;
+  lines.forEach((text, index) => {
+    const arrow = /^→\s+(?:\w+\s+)?([0-9a-f]{64})\b/.exec(text);
+    if (arrow === null) return;
+    arrows++;
+    const input = lines[index - 1] ?? '';
+    const digest =
+      hmacKey === undefined
+        ? createHash('sha256').update(input, 'utf8').digest('hex')
+        : createHmac('sha256', Buffer.from(hmacKey, 'utf8')).update(input, 'utf8').digest('hex');
+    if (digest !== arrow[1]) problems.push(`digest of line ${index} is ${digest}, not ${arrow[1]}`);
+  });
+  if (arrows === 0) problems.push('a digest block without a "→ <64 hex>" line');
+  return problems;
+}
+
 /** Relative links of `markdown`, with the line each is on. */
 function links(markdown: string): { target: string; line: number }[] {
   const found: { target: string; line: number }[] = [];
@@ -304,18 +353,29 @@ export interface Result {
   readonly problems: Problem[];
   /** Markdown files --write changed. */
   readonly written: string[];
+  /** Problems of the blocks in PENDING: listed, not failed. */
+  readonly pending: Problem[];
 }
 
 /** Checks (and with `write`, first syncs) the blocks and links of `files` (relative to `root`). */
 export function checkDocs(root: string, files: readonly string[], options: { write?: boolean } = {}): Result {
   const repo = repository(root);
   const problems: Problem[] = [];
+  const pendingSeen: Problem[] = [];
   const written: string[] = [];
   for (const file of files) {
     const path = join(root, file);
     const original = readFileSync(path, 'utf8');
     let lines = original.split('\n');
-    const report = (line: number, message: string) => problems.push({ file, line, message });
+    const firstLines = new Map(
+      fencedBlocks(original).map((block) => [block.line, block.body.split('\n')[0]]),
+    );
+    const report = (line: number, message: string) => {
+      const first = firstLines.get(line);
+      const pending = PENDING.find((entry) => entry.file === file && entry.first === first);
+      if (pending === undefined) problems.push({ file, line, message });
+      else pendingSeen.push({ file, line, message: `pending (${pending.why}): ${message}` });
+    };
     // Bottom up, so that a rewritten block does not move the ones still to come.
     for (const block of fencedBlocks(original).reverse()) {
       const { lang, line } = block;
@@ -358,6 +418,8 @@ export function checkDocs(root: string, files: readonly string[], options: { wri
         } else if (!readFileSync(join(root, test), 'utf8').includes(file)) {
           report(line, `${test} does not read ${file}`);
         }
+      } else if (lang === 'digest') {
+        for (const message of digestProblems(block.body, block.attributes['hmac-key'])) report(line, message);
       } else if (lang === 'mermaid') {
         if (!MERMAID_START.test(block.body.trimStart()))
           report(line, 'a mermaid block without a diagram type');
@@ -391,9 +453,19 @@ export function checkDocs(root: string, files: readonly string[], options: { wri
       report(1, `README.md has ${text.split('\n').length - 1} lines; at most ${README_MAX_LINES}`);
     }
   }
+  for (const entry of PENDING) {
+    if (!files.includes(entry.file)) continue;
+    if (!pendingSeen.some((seen) => seen.file === entry.file && seen.message.includes(entry.why))) {
+      problems.push({
+        file: entry.file,
+        line: 1,
+        message: `PENDING entry "${entry.first}" matches no failing block: remove it`,
+      });
+    }
+  }
   const order = new Map(files.map((file, index) => [file, index]));
   problems.sort((a, b) => (order.get(a.file) ?? 0) - (order.get(b.file) ?? 0) || a.line - b.line);
-  return { problems, written };
+  return { problems, written, pending: pendingSeen };
 }
 
 function main(argv: readonly string[]): number {
@@ -405,8 +477,9 @@ function main(argv: readonly string[]): number {
   const at = argv.indexOf('--root');
   const root = at === -1 ? fileURLToPath(new URL('../', import.meta.url)) : resolve(argv[at + 1] ?? '.');
   const files = markdownFiles(root);
-  const { problems, written } = checkDocs(root, files, { write });
+  const { problems, written, pending } = checkDocs(root, files, { write });
   for (const file of written) console.log(`wrote ${file}`);
+  for (const problem of pending) console.log(`${problem.file}:${problem.line}: ${problem.message}`);
   for (const problem of problems) console.error(`${problem.file}:${problem.line}: ${problem.message}`);
   if (problems.length > 0) {
     console.error(`snippets: ${problems.length} problem(s) in ${files.length} markdown files`);

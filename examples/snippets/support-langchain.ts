@@ -17,3 +17,14 @@ export const refundOrder = tool(async ({ orderId, amount }) => `refunded ${amoun
 export const model = fakeModel();
 export const checkpointer = new MemorySaver();
 export const messages = [new HumanMessage('Refund order A-100')];
+export const createTicket = tool(async ({ title }) => `ticket opened: ${title}`, {
+  name: 'create_ticket',
+  description: 'Open a ticket',
+  schema: z.object({ title: z.string() }),
+});
+export const searchDocs = tool(async ({ query }) => `no results for ${query}`, {
+  name: 'search_docs',
+  description: 'Search the docs',
+  schema: z.object({ query: z.string() }),
+});
+export const config = { configurable: { thread_id: 'ticket-4711' } };

@@ -7,3 +7,6 @@ export interface Payments {
   ): Promise<{ refundId: string }>;
 }
 export declare const payments: Payments;
+export declare const redis: import('ioredis').Redis;
+export declare const store: import('@toolfence/core').IdempotencyStore;
+export declare const guard: import('@toolfence/core').Guard;

@@ -133,6 +133,17 @@ describe('scripts/snippets.ts', () => {
     ]);
   });
 
+  it('checks a digest block: each "→ hex" is the SHA-256 (or HMAC) of the line above', () => {
+    const sha = '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824'; // SHA-256 of "hello"
+    const root = tree({
+      'docs/key.md': `\`\`\`digest\nhello\n→ ${sha}\n\`\`\`\n\`\`\`digest hmac-key="k"\nhello\n→ ${sha}\n\`\`\`\n`,
+    });
+    expect(check(root)).toEqual([
+      'docs/key.md:5: digest of line 1 is 406e4b43f87095aa86ca6299d25e875921fefa180f02043bb29bec5681c0c2d0, not ' +
+        sha,
+    ]);
+  });
+
   it('fails a package README link that leaves the package, and a link to nothing', () => {
     const root = tree({
       'docs/guide.md': '# Guide\n',
