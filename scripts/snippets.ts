@@ -66,11 +66,6 @@ export const PENDING: readonly { readonly file: string; readonly first: string; 
     first: "import { NonRetriableError } from 'inngest';",
     why: 'needs inngest',
   },
-  {
-    file: 'docs/demo.md',
-    first: 'toolfence demo: the same agents, the same failures, without and with toolfence',
-    why: 'sample output: test/demo/demo.test.ts should compare it with a run',
-  },
 ];
 
 /** The markdown files whose blocks are checked, relative to `root`. */
