@@ -32,7 +32,8 @@ function fencedBlocks(markdown: string): Block[] {
   const found: Block[] = [];
   const lines = markdown.split('\n');
   for (let index = 0; index < lines.length; index++) {
-    const open = /^( *)```(\w*)\s*$/.exec(lines[index] as string);
+    // The info string's first word is the kind; a ts block names its source after it.
+    const open = /^( *)```(\w*)(\s[^`]*)?$/.exec(lines[index] as string);
     if (open === null) continue;
     const indent = (open[1] ?? '').length;
     const closing = lines.findIndex((text, at) => at > index && text.trim() === '```');

@@ -3,7 +3,7 @@
 // is a child process that is SIGKILLed mid-step and worker B takes over with fence 2, and once on an
 // SQLite file, where the same happens across processes on one host, and once on DynamoDB (dynalite).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -208,6 +208,22 @@ describe('demo CLI', () => {
       admin.destroy();
       await emulator.close();
     }
+  }, 120_000);
+
+  it('prints the table docs/demo.md shows, row for row', async () => {
+    const doc = readFileSync(`${root}docs/demo.md`, 'utf8');
+    const sample = /```text\n([\s\S]*?)\n```/.exec(doc)?.[1] ?? '';
+    const squeeze = (line: string) => line.replace(/\s+/g, ' ').trim();
+    // The scenario rows and the verdict's counts; the run's duration aside.
+    const rows = sample.split('\n').filter((line) => /^(\d+[ab]?|\s+…)\s/.test(line) && line.includes('│'));
+    expect(rows.length).toBe(expected.length);
+    const { code, output } = await runCli([]);
+    expect(code, output).toBe(0);
+    const printed = output.split('\n').map(squeeze);
+    for (const row of rows) expect(printed, row).toContain(squeeze(row));
+    const verdict = /✓ PASS: .*?(?= \(\d)/.exec(sample)?.[0];
+    expect(verdict).toBeDefined();
+    expect(output).toContain(verdict);
   }, 120_000);
 
   it('an unreachable store exits 2 and names the command that starts it', async () => {

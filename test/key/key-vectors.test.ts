@@ -9,24 +9,33 @@ import {
   type KeyInput,
 } from '../../packages/core/src/key/idempotency-key.js';
 
+// #region vector
 interface Vector {
   name: string;
   input: {
     tenant: string;
     runId?: string;
     tool: string;
+    /** Written as raw JSON text, so that spellings such as 2.0, -0 and 1E+21 reach your parser. */
     arguments: Record<string, unknown>;
     keyArguments?: string[];
+    /** A business key is the string the key function returns. */
     key?: 'arguments' | 'call' | { business: string };
     scope?: 'run' | 'tenant';
     callId?: string;
+    /** `text`: its UTF-8 bytes are the HMAC key; `hex`: the HMAC key's bytes. */
     secret?: { text: string } | { hex: string };
   };
+  /** The exact canonical text of the envelope: the key hashes it. */
   canonical: string;
+  /** 64 lowercase hex characters. */
   key: string;
+  /** The exact canonical text of the arguments: the fingerprint hashes it. */
   argumentsCanonical: string;
+  /** 64 lowercase hex characters. */
   fingerprint: string;
 }
+// #endregion vector
 
 const file = new URL('../vectors/keys.json', import.meta.url);
 const text = readFileSync(file, 'utf8');
