@@ -51,6 +51,7 @@ export {
   MAX_ID_LENGTH,
   MIN_KEY_SECRET_BYTES,
 } from './key/idempotency-key.js';
+export { type Clock, MemoryStore, type MemoryStoreOptions } from './memory/memory-store.js';
 export {
   type ArgumentName,
   type ArgumentsMismatch,
@@ -106,7 +107,6 @@ export {
   recordMatches,
   stateSelected,
 } from './store/list-cursor.js';
-export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export {
   checkClaimOptions,
   checkHolder,

@@ -17,8 +17,8 @@ import {
   listedStates,
   recordMatches,
 } from '@toolfence/core';
-import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-item.js';
-import { ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
+import { ConditionFailed, type Operation, type RecordsTable } from './backend.js';
+import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-codec.js';
 
 export const TENANT_INDEX = 'byTenant';
 export const SHARD_INDEX = 'byShard';

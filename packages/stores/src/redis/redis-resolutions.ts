@@ -1,9 +1,9 @@
-// RedisStore.resolutions: the entries of a key's resolution journal (lua/resolutions-1.lua),
+// RedisStore.resolutions: the entries of a key's resolution journal (statements/resolutions-1.lua),
 // newest first, written by resolve-1.lua in the same step as the resolution.
 import type { RecordRef, ResolutionEntry } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
-import { asReply, decodeEntry, UnexpectedReplyError } from './codes.js';
-import type { RedisExchange } from './redis-exchange.js';
+import type { RedisExchange } from './backend.js';
+import { asReply, decodeEntry, UnexpectedReplyError } from './record-codec.js';
 import type { ScriptCommand } from './script-commands.js';
 
 /** `resolutions` on Redis, from the key's journal (`journal`). @throws StoreUnavailableError */

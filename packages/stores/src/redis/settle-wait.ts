@@ -4,9 +4,9 @@
 import type { WaitOptions, WaitResult } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';
 import { OneShotWait } from '../shared/one-shot-wait.js';
-import type { RecordRead } from './codes.js';
-import type { RedisExchange } from './redis-exchange.js';
-import type { SettleSubscriber } from './settle-subscriber.js';
+import type { RedisExchange } from './backend.js';
+import type { RecordRead } from './record-codec.js';
+import type { SettleSubscriber } from './settle-signal.js';
 
 /** First re-check of a waited record when no message came; doubles up to the maximum. */
 const FIRST_POLL_MS = 250;

@@ -1,4 +1,4 @@
-// What a SQLite record row keeps for operators (sql/0002_listing.sql): the ids and description
+// What a SQLite record row keeps for operators (migrations/0002_listing.sql): the ids and description
 // of its call, when it was claimed and entered its state, and its resolution entry; and the rows
 // of the resolution journal, written in the transaction of the resolution itself.
 import type {
