@@ -51,7 +51,7 @@ export {
   MAX_ID_LENGTH,
   MIN_KEY_SECRET_BYTES,
 } from './key/idempotency-key.js';
-export { type Clock, MemoryStore, type MemoryStoreOptions } from './memory/memory-store.js';
+export { type Clock, MemoryStore, type MemoryStoreOptions } from './memory/index.js';
 export {
   type ArgumentName,
   type ArgumentsMismatch,

@@ -2,7 +2,8 @@
 // settled or busy record, or an expired lease settled as unknown or taken over. The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '../store/idempotency-store.js';
-import { type MemoryRecords, type MutableRecord, newRecord, snapshot } from './record-codec.js';
+import type { MemoryRecords } from './backend.js';
+import { type MutableRecord, newRecord, snapshot } from './record-codec.js';
 
 // The same texts as the Redis and PostgreSQL stores, so a record reads alike on every store.
 function leaseExpiredError(record: MutableRecord): RecordedError {

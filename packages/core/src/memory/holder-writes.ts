@@ -1,7 +1,8 @@
 // The holder's operations on the MemoryStore (renew, complete, release, markIndeterminate), each
 // one synchronous step: fence AND owner must match the live record.
 import type * as contract from '../store/idempotency-store.js';
-import { isHolder, type MemoryRecords, snapshot } from './record-codec.js';
+import type { MemoryRecords } from './backend.js';
+import { isHolder, snapshot } from './record-codec.js';
 
 export function decideRenew(
   records: MemoryRecords,

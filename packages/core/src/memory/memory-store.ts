@@ -20,22 +20,14 @@ import type {
   WaitResult,
 } from '../store/idempotency-store.js';
 import * as input from '../store/store-input.js';
+import { MemoryRecords } from './backend.js';
 import { decideClaim } from './claim.js';
 import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-writes.js';
 import { listPage, ResolutionJournal } from './operator-reads.js';
 import { decideResolve, forgetTenant } from './operator-writes.js';
-import { MemoryRecords, recordId, snapshot } from './record-codec.js';
+import type { Clock, MemoryStoreOptions } from './options.js';
+import { recordId, snapshot } from './record-codec.js';
 import { MemoryWaiters } from './settle-wait.js';
-
-/** A clock in epoch milliseconds. */
-export interface Clock {
-  now(): number;
-}
-
-export interface MemoryStoreOptions {
-  /** Clock used for leases and retention. Default `Date`. Inject one to test time. */
-  readonly clock?: Clock;
-}
 
 /**
  * The embedded store: records in this process's memory. For one process (tests, demos, a single

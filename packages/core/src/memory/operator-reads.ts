@@ -1,5 +1,5 @@
 /**
- * MemoryStore's listing: a page of a tenant's records (memory-records.ts keeps them by tenant),
+ * MemoryStore's listing: a page of a tenant's records (backend.ts keeps them by tenant),
  * and the journal of operator resolutions (kept for the retention window each was given, also
  * after a `released` resolution deleted its record).
  */

@@ -2,8 +2,9 @@
 // same step) and forget (a tenant's records and resolutions).
 import type { RecordRef, Resolution, ResolveResult } from '../store/idempotency-store.js';
 import { resolutionApplies, resolveDecision } from '../store/store-input.js';
+import type { MemoryRecords } from './backend.js';
 import type { ResolutionJournal } from './operator-reads.js';
-import { type MemoryRecords, recordId, resolutionEntry, snapshot } from './record-codec.js';
+import { recordId, resolutionEntry, snapshot } from './record-codec.js';
 
 export function decideResolve(
   records: MemoryRecords,

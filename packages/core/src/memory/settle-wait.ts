@@ -1,8 +1,8 @@
 // The MemoryStore's waiters: woken directly when a record settles (no polling) and by a timer at
 // the holder's lease deadline, judged on the store's clock as claim judges it.
 import type { RecordRef, WaitOptions, WaitResult } from '../store/idempotency-store.js';
-import type { Clock } from './memory-store.js';
-import type { MemoryRecords } from './record-codec.js';
+import type { MemoryRecords } from './backend.js';
+import type { Clock } from './options.js';
 import { recordId } from './record-codec.js';
 
 interface Waiter {

@@ -1,7 +1,7 @@
 // DynamoDBStore.claim. The first try is one conditional write that creates the record if the key
 // is free (no item, or one past its retention). When it is refused, DynamoDB returns the item
 // that refused it (ReturnValuesOnConditionCheckFailure; dynalite: a read), the claim decides on
-// that item exactly as MemoryStore decides (packages/core/src/store/memory-store.ts), and a
+// that item exactly as MemoryStore decides (packages/core/src/memory/claim.ts), and a
 // decision that writes (the holder's resent claim, a takeover, a lapsed lease settled) is one
 // conditional write on the version token of the item it decided on. A refusal starts over on the
 // item that refused it. No answer comes from a read the decision's write did not check.

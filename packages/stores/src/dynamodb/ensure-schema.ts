@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { StoreConfigurationError } from '@toolfence/core';
 import { type Operation, pause, type RecordsTable } from './backend.js';
-import { SHARD_INDEX, TENANT_INDEX } from './operator-reads.js';
+import { SHARD_INDEX, TENANT_INDEX } from './record-codec.js';
 
 /** What {@link DynamoDBStore.ensureSchema} did. */
 export interface DynamoDBEnsureSchemaResult {

@@ -22,11 +22,14 @@ import {
 import { putRecord } from './conditional-writes.js';
 import {
   ENTRY_SK_PREFIX,
+  type Item,
   isLive,
   type PendingEntry,
   partitionKey,
+  RECORD_SK,
   type RecordItem,
   recordKey,
+  TENANT_INDEX,
   toRecord,
   ttlOf,
 } from './record-codec.js';
@@ -184,31 +187,63 @@ export function contention(op: Operation): never {
   );
 }
 
-/** The live resolution entries of a key, newest first (pending ones included). */
-export async function readResolutions(
-  table: RecordsTable,
-  op: Operation,
-  ref: RecordRef,
-): Promise<ResolutionEntry[]> {
-  const found: { sk: string; entry: ResolutionEntry }[] = [];
-  const seen = new Set<string>();
-  for await (const item of table.query(op, {
+/**
+ * Deletes every item of `tenant` (records, tombstones, resolution entries, outcome chunks) and
+ * answers how many live records it deleted. Found through the tenant index (exact equality of the
+ * tenant: never a prefix); a record item is deleted only as it was read (its version), so one
+ * claimed afresh meanwhile survives.
+ */
+export async function forgetTenant(table: RecordsTable, op: Operation, tenant: string): Promise<number> {
+  const now = Date.now();
+  const partitions = new Set<string>();
+  for await (const entry of table.query(op, {
     TableName: table.tableName,
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': { S: partitionKey(ref) }, ':prefix': { S: ENTRY_SK_PREFIX } },
-    ConsistentRead: true,
+    IndexName: TENANT_INDEX,
+    KeyConditionExpression: 'tenant = :t',
+    ExpressionAttributeValues: { ':t': { S: tenant } },
   })) {
-    const sk = item.sk?.S ?? '';
-    seen.add(sk);
-    if (Number(item.x?.N ?? 0) <= Date.now()) continue;
-    found.push({ sk, entry: JSON.parse(item.entry?.S ?? '{}') as ResolutionEntry });
+    const pk = entry.pk?.S;
+    if (pk !== undefined) partitions.add(pk);
   }
-  const record = await table.read(op, ref, false);
-  const pending = record?.pending;
-  if (pending !== undefined && !seen.has(pending.sk) && pending.expiresAtMs > Date.now()) {
-    found.push({ sk: pending.sk, entry: pending.entry });
+  let deleted = 0;
+  for (const pk of partitions) {
+    const items: Item[] = [];
+    for await (const item of table.query(op, {
+      TableName: table.tableName,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': { S: pk } },
+      ProjectionExpression: 'pk, sk, st, exp, ver, outRef',
+      ConsistentRead: true,
+    })) {
+      items.push(item);
+    }
+    // The record first, on the version read: a key claimed afresh meanwhile survives (and its
+    // outcome chunks with it); its resolution entries go either way.
+    const record = items.find((item) => item.sk?.S === RECORD_SK);
+    if (record !== undefined) {
+      try {
+        await op.send(
+          new DeleteItemCommand({
+            TableName: table.tableName,
+            Key: { pk: record.pk as Item[string], sk: record.sk as Item[string] },
+            ConditionExpression: 'ver = :ver',
+            ExpressionAttributeValues: { ':ver': record.ver as Item[string] },
+          }),
+        );
+        if (record.st?.S !== 'gone' && Number(record.exp?.N) > now) deleted++;
+        const outRef = record.outRef?.M;
+        if (outRef?.id?.S !== undefined) {
+          await table.deleteOutcome(op, { id: outRef.id.S, chunks: Number(outRef.n?.N ?? 0) });
+        }
+      } catch (error) {
+        if (!(error instanceof ConditionFailed)) throw error;
+      }
+    }
+    const rest = items.filter((item) => item !== record);
+    await table.batchWrite(
+      op,
+      rest.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
+    );
   }
-  // Entry sort keys start with the zero-padded time: newest first is descending sort key order.
-  found.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
-  return found.map((item) => item.entry);
+  return deleted;
 }

@@ -28,6 +28,10 @@ export function chunkKey(id: string, index: number): Item {
 /** Shards of the `byShard` index, the one `list({ allTenants: true })` reads (docs/dynamodb.md). */
 export const LIST_SHARDS = 8;
 
+/** The table's global secondary indexes (docs/dynamodb.md, "Indexes"). */
+export const TENANT_INDEX = 'byTenant';
+export const SHARD_INDEX = 'byShard';
+
 /**
  * A record resolved by an operator whose resolution entry is not yet its own item: the resolve
  * wrote it into the record item, in the same conditional write as the decision; the resolver (or

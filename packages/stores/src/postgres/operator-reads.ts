@@ -1,10 +1,15 @@
-// The operator's reads on PostgreSQL: list, from the partial listing indexes (statements/list-*.sql),
-// and a key's resolutions (statements/resolutions.sql). The journal is written by the resolve
-// statements themselves (record-statements.ts).
-import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core';
+// The reads on PostgreSQL not as a holder: get (statements/get.sql), list, from the partial
+// listing indexes (statements/list-*.sql), and a key's resolutions (statements/resolutions.sql).
+// The journal is written by the resolve statements themselves (operator-writes.ts).
+import type { IdempotencyRecord, ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core';
 import { journalEntry, type ListQuery, listPage, listQuery } from '../shared/sql-listing.js';
 import type { StatementRunner } from './backend.js';
 import { type Row, toRecord } from './record-codec.js';
+
+export async function getRecord(runner: StatementRunner, ref: RecordRef): Promise<IdempotencyRecord | null> {
+  const row = await runner.queryOne('get', runner.sql.get, [ref.tenant, ref.key]);
+  return row === undefined ? null : toRecord(row);
+}
 
 /** The parameters of statements/list-*.sql. */
 export function listParameters(options: ListOptions, query: ListQuery): unknown[] {

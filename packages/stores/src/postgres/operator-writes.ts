@@ -1,15 +1,10 @@
-// Reading and operating on records by key or tenant, not as their holder: get, resolve (the
-// operator; its resolution entry is journaled by the same statement), forget (a tenant's records
-// and resolutions) and cleanup (records and resolution entries past retention).
-import type { IdempotencyRecord, RecordRef, Resolution, ResolveResult } from '@toolfence/core';
+// Operating on records by key or tenant, not as their holder: resolve (the operator; its
+// resolution entry is journaled by the same statement), forget (a tenant's records and
+// resolutions) and cleanup (records and resolution entries past retention).
+import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core';
 import { resolutionApplies } from '@toolfence/core';
 import type { StatementRunner } from './backend.js';
 import { type Row, storedOutcome, toRecord } from './record-codec.js';
-
-export async function getRecord(runner: StatementRunner, ref: RecordRef): Promise<IdempotencyRecord | null> {
-  const row = await runner.queryOne('get', runner.sql.get, [ref.tenant, ref.key]);
-  return row === undefined ? null : toRecord(row);
-}
 
 export async function resolveRecord(
   runner: StatementRunner,

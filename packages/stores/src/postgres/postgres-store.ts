@@ -16,8 +16,8 @@ import { ensureSchema } from './ensure-schema.js';
 import type { FailureSite } from './errors.js';
 import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-writes.js';
 import { type PostgresNames, postgresNames, validateIdentifier } from './names.js';
-import { listRecords, readResolutions } from './operator-reads.js';
-import { deleteExpired, forgetTenant, getRecord, resolveRecord } from './operator-writes.js';
+import { getRecord, listRecords, readResolutions } from './operator-reads.js';
+import { deleteExpired, forgetTenant, resolveRecord } from './operator-writes.js';
 import type {
   EnsureSchemaOptions,
   EnsureSchemaResult,

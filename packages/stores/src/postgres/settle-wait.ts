@@ -1,5 +1,5 @@
 // PostgresStore.waitForSettle: one waiter, woken by the store's LISTEN connection
-// (settle-listener.ts), re-reading its record (statements/read-lease.sql) at the lease deadline as the
+// (settle-signal.ts), re-reading its record (statements/read-lease.sql) at the lease deadline as the
 // database clock counts it, and polling while LISTEN is unavailable.
 import { createHash } from 'node:crypto';
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core';

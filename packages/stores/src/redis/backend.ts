@@ -1,6 +1,6 @@
 // How the RedisStore talks to Redis: each exchange fails fast on a lost connection, is bounded
 // by operationTimeoutMs (rule S5 in packages/core/docs/store-contract.md), has its errors
-// classified (redis-errors.ts), and corks the client's socket for the rest of the tick.
+// classified (errors.ts), and corks the client's socket for the rest of the tick.
 import { StoreUnavailableError } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
 import { toRedisStoreError } from './errors.js';

@@ -1,7 +1,8 @@
-// RedisStore.list: one tenant's page from its listing index (statements/list-2.lua), or every tenant's
-// pages merged (their expiry indexes found by SCAN on every master: an operator's request only).
-// The indexes are kept by the Lua scripts that change state (statements/includes/); nothing here scans
-// records.
+// The operator's reads on Redis. list: one tenant's page from its listing index
+// (statements/list-2.lua), or every tenant's pages merged (their expiry indexes found by SCAN on
+// every master: an operator's request only); the indexes are kept by the scripts that change
+// state (statements/includes/), nothing here scans records. resolutions: a key's journal
+// (statements/resolutions-1.lua), newest first, written by resolve-1.lua with the resolution.
 import {
   compareListPositions,
   decodeListCursor,
@@ -11,13 +12,22 @@ import {
   type ListPage,
   type ListPosition,
   listedStates,
+  type RecordRef,
+  type ResolutionEntry,
   StoreInputError,
   StoreUnavailableError,
 } from '@toolfence/core';
 import type { Cluster, Redis } from 'ioredis';
 import { isCluster, type RedisExchange } from './backend.js';
 import { expiryIndexPattern, indexOfExpiry, tenantNames } from './names.js';
-import { asReply, decodeRecord, integer, type Reply, UnexpectedReplyError } from './record-codec.js';
+import {
+  asReply,
+  decodeEntry,
+  decodeRecord,
+  integer,
+  type Reply,
+  UnexpectedReplyError,
+} from './record-codec.js';
 import type { ScriptCommand } from './script-commands.js';
 
 /** What `list` needs of its RedisStore. */
@@ -228,4 +238,24 @@ async function tenantNameOf(host: RedisListHost, expiry: string): Promise<string
     host.client.zrangebyscore(expiry, '+inf', '+inf', 'LIMIT', 0, 1),
   );
   return named?.startsWith('t|') === true ? named.slice(2) : undefined;
+}
+
+/** `resolutions` on Redis, from the key's journal (`journal`). @throws StoreUnavailableError */
+export async function readResolutions(
+  client: Redis | Cluster,
+  exchange: RedisExchange,
+  command: ScriptCommand,
+  ref: RecordRef,
+  journal: string,
+): Promise<ResolutionEntry[]> {
+  const raw = await exchange.run('resolutions', client, () => command(journal));
+  return exchange.decode('resolutions', () => {
+    const reply = asReply('resolutions', raw);
+    if (Number(reply[0]) !== 15) throw new UnexpectedReplyError('resolutions', raw);
+    return reply.slice(2).map((entry) => {
+      if (!Array.isArray(entry) || (entry.length !== 11 && entry.length !== 12))
+        throw new UnexpectedReplyError('resolutions', raw);
+      return decodeEntry('resolutions', ref, entry, raw);
+    });
+  });
 }

@@ -31,7 +31,7 @@ import { RedisExchange } from './backend.js';
 import { describeRedisAddress } from './errors.js';
 import { EvictionPolicyGate } from './eviction-policy.js';
 import { type RecordNames, recordNames, tenantNames } from './names.js';
-import { listRedis, type RedisListHost } from './operator-reads.js';
+import { listRedis, type RedisListHost, readResolutions } from './operator-reads.js';
 import { forgetTenant } from './operator-writes.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './options.js';
 import {
@@ -44,7 +44,6 @@ import {
   renewResult,
   resolveResult,
 } from './record-codec.js';
-import { readResolutions } from './redis-resolutions.js';
 import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';

@@ -1,5 +1,5 @@
 // RedisStore.waitForSettle: one waiter, woken by the PUBLISH of the script that settles its
-// record (through the store's one subscriber connection, settle-subscriber.ts), re-reading the
+// record (through the store's one subscriber connection, settle-signal.ts), re-reading the
 // record as a fallback and at the lease deadline as the Redis clock counts it.
 import type { WaitOptions, WaitResult } from '@toolfence/core';
 import { StoreUnavailableError } from '@toolfence/core';

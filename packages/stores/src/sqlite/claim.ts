@@ -1,10 +1,9 @@
 // SQLiteStore.claim, decided inside one BEGIN IMMEDIATE transaction exactly as MemoryStore decides
-// (packages/core/src/store/memory-store.ts): a new record, the holder asking again, a settled or
+// (packages/core/src/memory/claim.ts): a new record, the holder asking again, a settled or
 // busy record, or an expired lease taken over or settled.
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core';
 import type { Decided, RecordsDatabase } from './backend.js';
-import { callInfo, takeoverInfo } from './operator-columns.js';
-import { type RecordRow, toRecord } from './record-codec.js';
+import { callInfo, type RecordRow, takeoverInfo, toRecord } from './record-codec.js';
 
 // The same texts as the other stores, so a record reads alike on every store.
 function leaseExpiredError(attempt: number): RecordedError {

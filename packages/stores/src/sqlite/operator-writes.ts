@@ -12,8 +12,7 @@ import {
   StoreInputError,
 } from '@toolfence/core';
 import type { Decided, RecordsDatabase } from './backend.js';
-import { journalRow, resolutionEntryOf } from './operator-columns.js';
-import { toRecord } from './record-codec.js';
+import { journalRow, resolutionEntryOf, toRecord } from './record-codec.js';
 
 export function checkResolution(resolution: Resolution): void {
   if (resolution === null || typeof resolution !== 'object')

@@ -1,4 +1,4 @@
-// The SQLiteStore's SQL, read from src/sqlite/statements/*.sql (see ../shared/sql-files.ts).
+// The SQLiteStore's SQL: migrations/*.sql and statements/*.sql (see ../shared/sql-files.ts).
 // A new statement is a new .sql file named here.
 import { loadSqlFiles } from '../shared/sql-files.js';
 

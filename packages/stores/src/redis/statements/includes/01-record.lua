@@ -1,5 +1,5 @@
 --[[
-  Shared helpers: the store's loader (../lua-scripts.ts, ../lua-includes.ts) puts before each
+  Shared helpers: the store's loader (../../statements.ts, ../../lua-includes.ts) puts before each
   script the top-level definitions of includes/*.lua it uses, directly or through another helper,
   in file-name order and then in the order of each file, so a helper may use the helpers defined
   before it (in its file or the files before it). Every definition starts at column 0 with
