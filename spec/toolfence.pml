@@ -2,7 +2,7 @@
  * toolfence.pml -- a Promela model of the claim / lease / fence protocol of toolfence.
  *
  * One idempotency key, N workers calling it, a store whose operations are single atomic steps
- * exactly as MemoryStore implements them (packages/core/src/store/memory-*.ts), and workers
+ * exactly as MemoryStore implements them (packages/core/src/memory/*.ts), and workers
  * that follow Guard.run (packages/core/src/guard/guard.ts), claimLoop (claim-loop.ts), runAttempt
  * (attempt.ts) and recordOutcome (outcome-recording.ts) with a LeaseKeeper (lease-keeper.ts).
  * spec/README.md maps every step to the code (the model
@@ -167,7 +167,7 @@ bool b_life[N];    /* the life in which worker w's call last entered its body is
 #ifdef BAD_FENCE_ONLY
 #define IS_HOLDER(o, f) (rfence == (f))
 #else
-#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory-records.ts */
+#define IS_HOLDER(o, f) (rfence == (f) && rowner == (o))   /* isHolder in memory/record-codec.ts */
 #endif
 
 /* per-worker ghosts, unrolled for up to 4 workers */
@@ -805,7 +805,7 @@ end_env:
        printf("MSC: the store loses the record (state %d, owner %d, lease live %d)\n", rstate, rowner, lease_live);
        delete_record(); lose_window() }                               /* that loses it, retention cut short */
 #ifndef NO_RESOLVE
-  /* What an operator may settle (decideResolve, memory-record-decisions.ts; resolveDecision,
+  /* What an operator may settle (decideResolve, memory/operator-writes.ts; resolveDecision,
    * store-input.ts): indeterminate, abandoned, or in progress under a lease that ran out (its
    * holder is gone, issue #27). In progress under a live lease is `holder_alive` (a forced
    * resolution is the operator's own call, outside the model). */
@@ -815,7 +815,7 @@ end_env:
               !(op_o == rowner && op_f == rfence) ->
        op_o = rowner; op_f = rfence;
        printf("MSC: an operator reads the record of owner %d (fence %d)\n", op_o, op_f) }
-  /* ... then resolves it with `expect` = what it read: decideResolve (memory-record-decisions.ts)
+  /* ... then resolves it with `expect` = what it read: decideResolve (memory/operator-writes.ts)
    * settles only a record with that holder; another one is `changed`, nothing written. */
 #ifdef BAD_RESOLVE_UNCONDITIONAL
   :: atomic { op_o != 0 && SETTLEABLE && resolves < MAXRESOLVE ->

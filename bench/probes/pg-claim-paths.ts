@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
+import { renderSql } from '../../packages/stores/src/postgres/names.js';
 import { probeClaimOptions } from '../lib/workloads.js';
 
 const pool = new pg.Pool({
@@ -29,7 +29,7 @@ const oldSql = renderSql(
   readFileSync(process.argv[2] ?? '/tmp/claim-old.sql', 'utf8').replace(
     /^-- @include record-columns$/m,
     readFileSync(
-      new URL('../../packages/stores/src/postgres/sql/fragments/record-columns.sql', import.meta.url),
+      new URL('../../packages/stores/src/postgres/statements/fragments/record-columns.sql', import.meta.url),
       'utf8',
     )
       .replace(/^(--.*\n)+/, '')

@@ -9,8 +9,8 @@
 // the primary-key SELECT of that record. Drop the schema afterwards (DROP SCHEMA pb CASCADE).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { PostgresStore } from '../../packages/stores/src/postgres/index.js';
+import { renderSql } from '../../packages/stores/src/postgres/names.js';
 
 const [oldFile = '/tmp/claim-old.sql', outDir = '/tmp/pgbench'] = process.argv.slice(2);
 const pool = new pg.Pool({
@@ -25,7 +25,7 @@ const internals = store as unknown as {
   names: { placeholders: Record<string, string> };
 };
 const columns = readFileSync(
-  new URL('../../packages/stores/src/postgres/sql/fragments/record-columns.sql', import.meta.url),
+  new URL('../../packages/stores/src/postgres/statements/fragments/record-columns.sql', import.meta.url),
   'utf8',
 )
   .replace(/^(--.*\n)+/, '')

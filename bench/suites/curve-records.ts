@@ -180,7 +180,7 @@ export async function curveRecordsRedisSuite(): Promise<Row[]> {
     const templateRef = { tenant: 'default', key: fillKey(-1) };
     await writeTemplate(store, templateRef);
     // The fill copies what one record leaves: its key, and its entries in the tenant's listing
-    // index and expiry index (layout v2, packages/stores/src/redis/lua/includes/01-record.lua). A
+    // index and expiry index (layout v2, packages/stores/src/redis/statements/includes/01-record.lua). A
     // layout with more keys per record must be filled too.
     const recordKey = store.namesOf(templateRef).key;
     const indexKeys = [...(await client.keys('*'))].filter((key) => key !== recordKey).sort();

@@ -5,7 +5,7 @@ import type { Holder, IdempotencyRecord, ListedRecord } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantNames } from '../../packages/stores/src/redis/record-names.js';
+import { tenantNames } from '../../packages/stores/src/redis/names.js';
 import { connectRedis, deletePrefix, randomPrefix } from '../support/redis.js';
 import { checkIndex, listEveryRecord } from './index-check.js';
 

@@ -169,7 +169,7 @@ describe('the packed tarballs in a fresh project', () => {
       ].join('\n'),
     );
     const loaded = run(process.execPath, [join(project, 'stores-load.mjs')], project);
-    expect(loaded).toContain('redis commands 11'); // one per lua/*.lua, watch-1.lua included
+    expect(loaded).toContain('redis commands 11'); // one per statements/*.lua, watch-1.lua included
     expect(loaded).toContain('sqlite migrations 1,2');
     expect(loaded).toContain('sqlite claim acquired');
 

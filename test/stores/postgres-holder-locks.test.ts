@@ -1,5 +1,5 @@
 // PostgresStore: a holder's renew / complete / release / markIndeterminate locks the row only when
-// it matches the holder (sql/renew.sql, sql/fragments/row-seen.sql). Real concurrency on the
+// it matches the holder (statements/renew.sql, statements/fragments/row-seen.sql). Real concurrency on the
 // real server: another connection holds the row lock in an open transaction (an UPDATE, as a
 // concurrent writer does) while the calls run; we never time anything, we order events.
 import type { Holder, IdempotencyStore, RecordRef } from '@toolfence/core';

@@ -7,8 +7,8 @@ import { StoreInputError, StoreUnavailableError } from '@toolfence/core';
 import { RedisStore } from '@toolfence/stores/redis';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { scripts } from '../../packages/stores/src/redis/lua-scripts.js';
-import { tenantNames } from '../../packages/stores/src/redis/record-names.js';
+import { tenantNames } from '../../packages/stores/src/redis/names.js';
+import { scripts } from '../../packages/stores/src/redis/statements.js';
 import {
   connectRedis,
   countCommands,

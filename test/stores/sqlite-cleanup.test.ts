@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { SQLiteStore, type SQLiteStoreOptions } from '@toolfence/stores/sqlite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../packages/stores/src/sqlite/sql-files.js';
-import { render, sqlitePlaceholders } from '../../packages/stores/src/sqlite/sql-names.js';
+import { render, sqlitePlaceholders } from '../../packages/stores/src/sqlite/names.js';
+import { migrations } from '../../packages/stores/src/sqlite/statements.js';
 import { claimOptions, randomRef } from '../support/claims.js';
 import { sqliteDirectory } from '../support/sqlite.js';
 

@@ -277,7 +277,7 @@ describe('Redis errors are classified and name the address', () => {
       'f'.repeat(64),
     );
     const busy = await store.claim(target, claimOptions());
-    // Read as the ceiling 2^52 - 1 (see lua/includes/record.lua): an exact integer on every client.
+    // Read as the ceiling 2^52 - 1 (see statements/includes/record.lua): an exact integer on every client.
     expect(busy).toMatchObject({ status: 'busy', record: { owner, expiresAtMs: 2 ** 52 - 1 } });
     const renewed = await store.renew(target, { fence: 1, owner }, 30_000);
     expect(renewed.status).toBe('renewed');
@@ -297,7 +297,7 @@ describe('Redis errors are classified and name the address', () => {
     const target = ref();
     const names = store.namesOf(target);
     // The claim script itself refuses a retention that would decode above 2^53 (rule S4).
-    const command = `toolfence_${(await import('../../packages/stores/src/redis/lua-scripts.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
+    const command = `toolfence_${(await import('../../packages/stores/src/redis/statements.js')).packageVersion.replace(/[^0-9A-Za-z]/g, '_')}_claim`;
     const claimScript = (redis as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>)[
       command
     ]!;

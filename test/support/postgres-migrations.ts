@@ -2,9 +2,9 @@
 // and recorded, with `rows` records in it written as that version wrote them; and the shape of a
 // schema (columns, indexes, constraints) to compare an upgraded table with a fresh one.
 import type pg from 'pg';
-import { postgresNames, renderSql } from '../../packages/stores/src/postgres/identifiers.js';
 import { planMigration } from '../../packages/stores/src/postgres/migration-steps.js';
-import { migrations, statements } from '../../packages/stores/src/postgres/sql-files.js';
+import { postgresNames, renderSql } from '../../packages/stores/src/postgres/names.js';
+import { migrations, statements } from '../../packages/stores/src/postgres/statements.js';
 import { uniqueSchemaName } from './postgres.js';
 
 /**

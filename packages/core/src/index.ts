@@ -51,6 +51,7 @@ export {
   MAX_ID_LENGTH,
   MIN_KEY_SECRET_BYTES,
 } from './key/idempotency-key.js';
+export { type Clock, MemoryStore, type MemoryStoreOptions } from './memory/index.js';
 export {
   type ArgumentName,
   type ArgumentsMismatch,
@@ -95,6 +96,5 @@ export type {
   WaitOptions,
   WaitResult,
 } from './store/idempotency-store.js';
-export { type Clock, MemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
 export type { GuardOutcome } from './telemetry/names.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';

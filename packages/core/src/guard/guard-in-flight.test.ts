@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
+import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
-import { MemoryStore } from '../store/memory-store.js';
 import { Guard } from './guard.js';
 import { call, effectful, idempotent, rejection, sleep } from './guard.test-support.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
-import { MemoryStore } from '../store/memory-store.js';
+import { MemoryStore } from '../memory/memory-store.js';
 import { Guard } from './guard.js';
 import { call, rejection } from './guard.test-support.js';
 import type { GuardEvent } from './guard-events.js';

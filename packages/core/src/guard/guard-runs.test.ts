@@ -3,8 +3,8 @@ import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error
 import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { PolicyError } from '../errors/policy-error.js';
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
-import { MemoryStore } from '../store/memory-store.js';
 import { currentToolCall } from './call-context.js';
 import { call, effectful, idempotent, rejection, setup, sleep } from './guard.test-support.js';
 import { WITHHELD } from './recorded-error.js';

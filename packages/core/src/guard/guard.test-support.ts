@@ -1,8 +1,9 @@
 // Helpers shared by the guard's test files (guard-*.test.ts). Not shipped, not built: the
 // package's `files` and tsconfig.json exclude *.test-support.ts as they exclude *.test.ts.
+
+import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
-import { MemoryStore } from '../store/memory-store.js';
 import { Guard } from './guard.js';
 import type { GuardEvent } from './guard-events.js';
 import type { ErrorDescriber } from './recorded-error.js';

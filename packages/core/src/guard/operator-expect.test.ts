@@ -3,9 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
 import { StoreInputError } from '../errors/store-input-error.js';
+import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
 import type { Holder, IdempotencyRecord, RecordRef } from '../store/idempotency-store.js';
-import { MemoryStore } from '../store/memory-store.js';
 import { Guard } from './guard.js';
 import type { GuardEvent } from './guard-events.js';
 

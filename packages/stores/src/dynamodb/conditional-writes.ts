@@ -3,8 +3,8 @@
 // the caller the item that refused it, to decide again on it.
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import type { RecordRef } from '@toolfence/core/store';
-import { type Item, type RecordItem, toItem } from './record-item.js';
-import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
+import { assertItemSize, ConditionFailed, type Operation, type RecordsTable } from './backend.js';
+import { type Item, type RecordItem, toItem } from './record-codec.js';
 
 /** What a conditional write found: `written`, or the record item as it is now (undefined: none). */
 export type WriteResult =

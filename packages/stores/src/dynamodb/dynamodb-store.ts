@@ -1,6 +1,6 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
-import type * as contract from '@toolfence/core';
+import type * as contract from '@toolfence/core/store';
 import {
   checkListOptions,
   checkRecordRef,
@@ -11,18 +11,18 @@ import {
   StoreInputError,
 } from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
-import { claim } from './claim-decision.js';
-import { checkDynamoOptions, type DynamoDBStoreOptions } from './dynamodb-options.js';
+import { RecordsTable } from './backend.js';
+import { claim } from './claim.js';
 import { type DynamoDBEnsureSchemaResult, ensureSchema, tableDefinition } from './ensure-schema.js';
 import { complete, markIndeterminate, release, renew } from './holder-writes.js';
-import { forgetTenant, listRecords } from './operator-reads.js';
-import { isLive, toRecord } from './record-item.js';
-import { RecordsTable } from './records-table.js';
-import { readResolutions, resolve } from './resolution-entries.js';
+import { listRecords, readResolutions } from './operator-reads.js';
+import { forgetTenant, resolve } from './operator-writes.js';
+import { checkDynamoOptions, type DynamoDBStoreOptions } from './options.js';
+import { isLive, toRecord } from './record-codec.js';
 import { waitForSettle } from './settle-wait.js';
 
-export type { DynamoDBStoreOptions } from './dynamodb-options.js';
 export type { DynamoDBEnsureSchemaResult } from './ensure-schema.js';
+export type { DynamoDBStoreOptions } from './options.js';
 
 /**
  * An {@link IdempotencyStore} on one Amazon DynamoDB table (`@aws-sdk/client-dynamodb` v3, an

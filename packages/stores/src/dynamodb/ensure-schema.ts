@@ -8,8 +8,8 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { StoreConfigurationError } from '@toolfence/core/store';
-import { SHARD_INDEX, TENANT_INDEX } from './operator-reads.js';
-import { type Operation, pause, type RecordsTable } from './records-table.js';
+import { type Operation, pause, type RecordsTable } from './backend.js';
+import { SHARD_INDEX, TENANT_INDEX } from './record-codec.js';
 
 /** What {@link DynamoDBStore.ensureSchema} did. */
 export interface DynamoDBEnsureSchemaResult {

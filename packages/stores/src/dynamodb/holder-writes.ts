@@ -4,17 +4,17 @@
 // answered from the item that refused it (or, on dynalite, a read right after: should that read
 // show a record the write would now pass, the write is tried again).
 import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type * as contract from '@toolfence/core';
-import { conditionally } from './conditional-writes.js';
-import { type Item, isLive, type RecordItem, recordKey, toRecord, ttlOf } from './record-item.js';
+import type * as contract from '@toolfence/core/store';
 import {
   assertItemSize,
   INLINE_OUTCOME_BYTES,
   newVersion,
   type Operation,
   type RecordsTable,
-} from './records-table.js';
-import { contention } from './resolution-entries.js';
+} from './backend.js';
+import { conditionally } from './conditional-writes.js';
+import { contention } from './operator-writes.js';
+import { type Item, isLive, type RecordItem, recordKey, toRecord, ttlOf } from './record-codec.js';
 
 const MAX_ROUNDS = 16;
 

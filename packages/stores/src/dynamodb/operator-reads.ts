@@ -1,12 +1,11 @@
-// Listing and forgetting on DynamoDB, through the two global secondary indexes the table has
-// (docs/dynamodb.md, "Indexes"): `byTenant` (tenant, updatedAtMs) for a tenant's records and for
-// forget, `byShard` (one of LIST_SHARDS shards, updatedAtMs) for every tenant's. DynamoDB keeps
+// The operator's reads on DynamoDB. list goes through the two global secondary indexes the table
+// has (docs/dynamodb.md, "Indexes"): `byTenant` (tenant, updatedAtMs) for a tenant's records (and
+// for forget, operator-writes.ts), `byShard` (one of LIST_SHARDS shards, updatedAtMs) for every tenant's. DynamoDB keeps
 // both in the same write that changes a record; they project only the keys, the state and the
 // tool, so a renewal (which changes neither) writes no index entry. Index reads are eventually
 // consistent: every candidate is read again from the table (strongly consistent) before it is
 // listed, and listed only where it now is.
-import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
-import type { ListedRecord, ListOptions, ListPage } from '@toolfence/core/store';
+import type { ListedRecord, ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import {
   afterCursor,
   compareListPositions,
@@ -17,11 +16,19 @@ import {
   listedStates,
   recordMatches,
 } from '@toolfence/core/store';
-import { fromItem, type Item, isLive, LIST_SHARDS, RECORD_SK, toRecord } from './record-item.js';
-import { ConditionFailed, type Operation, type RecordsTable } from './records-table.js';
-
-export const TENANT_INDEX = 'byTenant';
-export const SHARD_INDEX = 'byShard';
+import type { Operation, RecordsTable } from './backend.js';
+import {
+  ENTRY_SK_PREFIX,
+  fromItem,
+  type Item,
+  isLive,
+  LIST_SHARDS,
+  partitionKey,
+  RECORD_SK,
+  SHARD_INDEX,
+  TENANT_INDEX,
+  toRecord,
+} from './record-codec.js';
 
 function positionOf(record: ListedRecord): ListPosition {
   return { updatedAtMs: record.updatedAtMs ?? 0, tenant: record.tenant, key: record.key };
@@ -123,63 +130,31 @@ export async function listRecords(
     : { records, nowMs: now };
 }
 
-/**
- * Deletes every item of `tenant` (records, tombstones, resolution entries, outcome chunks) and
- * answers how many live records it deleted. Found through the tenant index (exact equality of the
- * tenant: never a prefix); a record item is deleted only as it was read (its version), so one
- * claimed afresh meanwhile survives.
- */
-export async function forgetTenant(table: RecordsTable, op: Operation, tenant: string): Promise<number> {
-  const now = Date.now();
-  const partitions = new Set<string>();
-  for await (const entry of table.query(op, {
+/** The live resolution entries of a key, newest first (pending ones included). */
+export async function readResolutions(
+  table: RecordsTable,
+  op: Operation,
+  ref: RecordRef,
+): Promise<ResolutionEntry[]> {
+  const found: { sk: string; entry: ResolutionEntry }[] = [];
+  const seen = new Set<string>();
+  for await (const item of table.query(op, {
     TableName: table.tableName,
-    IndexName: TENANT_INDEX,
-    KeyConditionExpression: 'tenant = :t',
-    ExpressionAttributeValues: { ':t': { S: tenant } },
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': { S: partitionKey(ref) }, ':prefix': { S: ENTRY_SK_PREFIX } },
+    ConsistentRead: true,
   })) {
-    const pk = entry.pk?.S;
-    if (pk !== undefined) partitions.add(pk);
+    const sk = item.sk?.S ?? '';
+    seen.add(sk);
+    if (Number(item.x?.N ?? 0) <= Date.now()) continue;
+    found.push({ sk, entry: JSON.parse(item.entry?.S ?? '{}') as ResolutionEntry });
   }
-  let deleted = 0;
-  for (const pk of partitions) {
-    const items: Item[] = [];
-    for await (const item of table.query(op, {
-      TableName: table.tableName,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': { S: pk } },
-      ProjectionExpression: 'pk, sk, st, exp, ver, outRef',
-      ConsistentRead: true,
-    })) {
-      items.push(item);
-    }
-    // The record first, on the version read: a key claimed afresh meanwhile survives (and its
-    // outcome chunks with it); its resolution entries go either way.
-    const record = items.find((item) => item.sk?.S === RECORD_SK);
-    if (record !== undefined) {
-      try {
-        await op.send(
-          new DeleteItemCommand({
-            TableName: table.tableName,
-            Key: { pk: record.pk as Item[string], sk: record.sk as Item[string] },
-            ConditionExpression: 'ver = :ver',
-            ExpressionAttributeValues: { ':ver': record.ver as Item[string] },
-          }),
-        );
-        if (record.st?.S !== 'gone' && Number(record.exp?.N) > now) deleted++;
-        const outRef = record.outRef?.M;
-        if (outRef?.id?.S !== undefined) {
-          await table.deleteOutcome(op, { id: outRef.id.S, chunks: Number(outRef.n?.N ?? 0) });
-        }
-      } catch (error) {
-        if (!(error instanceof ConditionFailed)) throw error;
-      }
-    }
-    const rest = items.filter((item) => item !== record);
-    await table.batchWrite(
-      op,
-      rest.map((item) => ({ DeleteRequest: { Key: { pk: item.pk, sk: item.sk } } })),
-    );
+  const record = await table.read(op, ref, false);
+  const pending = record?.pending;
+  if (pending !== undefined && !seen.has(pending.sk) && pending.expiresAtMs > Date.now()) {
+    found.push({ sk: pending.sk, entry: pending.entry });
   }
-  return deleted;
+  // Entry sort keys start with the zero-padded time: newest first is descending sort key order.
+  found.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
+  return found.map((item) => item.entry);
 }

@@ -3,8 +3,8 @@
 // the waiter reads the record (strongly consistent GetItem) with a bounded backoff: 25 ms,
 // doubling, at most `maxPollIntervalMs`, and wakes at the holder's lease deadline exactly.
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
-import { isLive } from './record-item.js';
-import type { RecordsTable } from './records-table.js';
+import type { RecordsTable } from './backend.js';
+import { isLive } from './record-codec.js';
 
 const FIRST_PAUSE_MS = 25;
 

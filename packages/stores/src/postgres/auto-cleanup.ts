@@ -1,6 +1,6 @@
 // Opportunistic cleanup (PostgresStoreOptions.autoCleanup): after so many claims or so long, one
 // bounded delete of rows past retention, off the caller's path, at most one at a time.
-import type { PostgresAutoCleanupOptions } from './postgres-options.js';
+import type { PostgresAutoCleanupOptions } from './options.js';
 
 export class AutoCleanup {
   private readonly settings: Required<PostgresAutoCleanupOptions> | undefined;

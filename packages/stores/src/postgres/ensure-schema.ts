@@ -4,20 +4,20 @@
 // not the store's per-operation one: a 3,000,000-row table at 0003 took longer than 5 s to upgrade,
 // every ensureSchema() rolled back, and every claim then failed (issue 30, item 3).
 import { StoreUnavailableError } from '@toolfence/core/store';
-import { type PostgresNames, renderSql } from './identifiers.js';
+import type { StatementRunner } from './backend.js';
+import { toStoreError } from './errors.js';
 import { type MigrationPlan, type OnlineStep, planMigration } from './migration-steps.js';
-import { checkOutClient } from './pg-checkout.js';
-import { isPgPool, type SessionClient } from './pg-connections.js';
-import { toStoreError } from './postgres-errors.js';
+import { type PostgresNames, renderSql } from './names.js';
 import type {
   EnsureSchemaOptions,
   EnsureSchemaResult,
   MigrationProgress,
   PostgresQueryable,
-} from './postgres-options.js';
-import type { Row } from './row-codec.js';
-import { migrations, statements } from './sql-files.js';
-import type { StatementRunner } from './statement-runner.js';
+} from './options.js';
+import { checkOutClient } from './pg-checkout.js';
+import { isPgPool, type SessionClient } from './pg-connections.js';
+import type { Row } from './record-codec.js';
+import { migrations, statements } from './statements.js';
 
 /** What ensureSchema works with. */
 export interface SchemaTarget {

@@ -2,8 +2,8 @@
 // pg Client/PoolClient (it takes query configs), or a queryable of the caller's own; and the
 // address to name in messages.
 import type { Pool, PoolClient } from 'pg';
+import type { PostgresQueryable } from './options.js';
 import type { CheckedOutClient } from './pg-checkout.js';
-import type { PostgresQueryable } from './postgres-options.js';
 
 /** A client checked out of a pg Pool for one session (ensureSchema's transaction). */
 export interface SessionClient extends PostgresQueryable, CheckedOutClient {}

@@ -1,5 +1,5 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
-import type * as contract from '@toolfence/core';
+import type * as contract from '@toolfence/core/store';
 import {
   checkListOptions,
   checkRecordRef,
@@ -10,23 +10,23 @@ import {
 } from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
 import { AutoCleanup } from './auto-cleanup.js';
-import { claimResult, claimRow } from './claim-statement.js';
+import { StatementRunner } from './backend.js';
+import { claimResult, claimRow } from './claim.js';
 import { ensureSchema } from './ensure-schema.js';
-import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-statements.js';
-import { type PostgresNames, postgresNames, validateIdentifier } from './identifiers.js';
-import { listRecords, readResolutions } from './operator-statements.js';
-import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
-import type { FailureSite } from './postgres-errors.js';
+import type { FailureSite } from './errors.js';
+import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-writes.js';
+import { type PostgresNames, postgresNames, validateIdentifier } from './names.js';
+import { getRecord, listRecords, readResolutions } from './operator-reads.js';
+import { deleteExpired, forgetTenant, resolveRecord } from './operator-writes.js';
 import type {
   EnsureSchemaOptions,
   EnsureSchemaResult,
   PostgresQueryable,
   PostgresStoreOptions,
-} from './postgres-options.js';
-import { deleteExpired, forgetTenant, getRecord, resolveRecord } from './record-statements.js';
-import { type PostgresListenConnection, SettleListener } from './settle-listener.js';
+} from './options.js';
+import { describeAddress, isPgPool, isPgQueryable } from './pg-connections.js';
+import { type PostgresListenConnection, SettleListener } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';
-import { StatementRunner } from './statement-runner.js';
 
 export type {
   EnsureSchemaOptions,
@@ -36,8 +36,8 @@ export type {
   PostgresQueryable,
   PostgresQueryConfig,
   PostgresStoreOptions,
-} from './postgres-options.js';
-export type { PostgresListenConnection } from './settle-listener.js';
+} from './options.js';
+export type { PostgresListenConnection } from './settle-signal.js';
 
 const defaultOperationTimeoutMs = 5_000;
 
@@ -91,7 +91,7 @@ function checkOperationTimeoutMs(value: number | undefined): number {
  *   a holder operation changes the row with the holder check in its UPDATE/DELETE's WHERE (only
  *   a matching holder locks it) and answers a refused holder from the same statement's snapshot
  *   read; when a concurrent writer changed the row between that snapshot and the lock, the
- *   statement decides nothing and a second, locking statement decides (sql/fragments/row-seen.sql).
+ *   statement decides nothing and a second, locking statement decides (statements/fragments/row-seen.sql).
  *   Leases are rows, not session locks, so a claim on one pooled connection and a
  *   complete on another work, through PgBouncer in transaction mode too.
  * - Deadlines come from the database clock (`statement_timestamp()`).
@@ -294,7 +294,7 @@ export class PostgresStore implements contract.IdempotencyStore {
   /**
    * Deletes at most `limit` rows (default 1000) past their retention deadline, in one bounded
    * statement, and returns how many it deleted: expired records first, then, with what is left of
-   * `limit`, expired resolution entries (sql/cleanup.sql). Call it in a loop until it returns less than
+   * `limit`, expired resolution entries (statements/cleanup.sql). Call it in a loop until it returns less than
    * `limit` to drain a backlog. Expired rows are already ignored by every other operation; this
    * only reclaims space. Also run in the background, see {@link PostgresStoreOptions.autoCleanup}.
    * @throws StoreUnavailableError

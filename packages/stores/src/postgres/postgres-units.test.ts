@@ -1,14 +1,16 @@
 import { readdirSync } from 'node:fs';
 import { StoreConfigurationError, StoreInputError, StoreUnavailableError } from '@toolfence/core/store';
 import { describe, expect, it } from 'vitest';
-import { postgresNames, quoteIdentifier, renderSql, validateIdentifier } from './identifiers.js';
-import { classifyFailure, isUnavailableError, toStoreError } from './postgres-errors.js';
-import { migrations, statementFiles, statements } from './sql-files.js';
+import { classifyFailure, isUnavailableError, toStoreError } from './errors.js';
+import { postgresNames, quoteIdentifier, renderSql, validateIdentifier } from './names.js';
+import { migrations, statementFiles, statements } from './statements.js';
 
-describe('the SQL files, loaded from sql/*.sql', () => {
-  it('loads every file: each is a migration or a named statement', () => {
-    const files = readdirSync(new URL('./sql/', import.meta.url)).filter((file) => file.endsWith('.sql'));
-    expect(files.length).toBe(migrations.length + statementFiles.length);
+describe('the SQL files, loaded from migrations/ and statements/', () => {
+  it('loads every file: each of migrations/ a migration, each of statements/ a named statement', () => {
+    const sqlFilesIn = (folder: string) =>
+      readdirSync(new URL(folder, import.meta.url)).filter((file) => file.endsWith('.sql'));
+    expect(sqlFilesIn('./migrations/').length).toBe(migrations.length);
+    expect(sqlFilesIn('./statements/').length).toBe(statementFiles.length);
     expect(Object.keys(statements).length).toBe(statementFiles.length);
     expect(statements.claim).toMatch(/^-- /);
     expect(migrations[2]?.name).toBe('0003_outcome_bytes');

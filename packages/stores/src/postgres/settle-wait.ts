@@ -1,12 +1,12 @@
 // PostgresStore.waitForSettle: one waiter, woken by the store's LISTEN connection
-// (settle-listener.ts), re-reading its record (sql/read-lease.sql) at the lease deadline as the
+// (settle-signal.ts), re-reading its record (statements/read-lease.sql) at the lease deadline as the
 // database clock counts it, and polling while LISTEN is unavailable.
 import { createHash } from 'node:crypto';
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
 import { StoreUnavailableError } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
-import type { SettleListener, SettleWaiter } from './settle-listener.js';
-import type { StatementRunner } from './statement-runner.js';
+import type { StatementRunner } from './backend.js';
+import type { SettleListener, SettleWaiter } from './settle-signal.js';
 
 const maxPollIntervalMs = 2_000;
 /** Longest a waiter waits for LISTEN to be set up before it reads anyway (and polls). */

@@ -5,7 +5,7 @@
 // its retry runs the effect again. `INFO memory` is allowed where `CONFIG GET` is disabled.
 import { StoreConfigurationError } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
-import { isCluster, type RedisExchange } from './redis-exchange.js';
+import { isCluster, type RedisExchange } from './backend.js';
 
 /**
  * What the store does when the server's `maxmemory-policy` is not `noeviction`, or cannot be read:

@@ -1,5 +1,5 @@
 /**
- * The helpers of `lua/includes/*.lua`, cut into top-level definitions, and the subset a script
+ * The helpers of `statements/includes/*.lua`, cut into top-level definitions, and the subset a script
  * needs. A script carries only the helpers it names, directly or through another helper, in the
  * order the include files define them (so a helper still comes after the helpers it uses: Lua
  * locals are lexical). Every call of a script runs its whole text, helpers included: a helper

@@ -27,6 +27,13 @@ import {
 } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import { checkInput } from '../shared/operation-input.js';
+import { RedisExchange } from './backend.js';
+import { describeRedisAddress } from './errors.js';
+import { EvictionPolicyGate } from './eviction-policy.js';
+import { type RecordNames, recordNames, tenantNames } from './names.js';
+import { listRedis, type RedisListHost, readResolutions } from './operator-reads.js';
+import { forgetTenant } from './operator-writes.js';
+import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './options.js';
 import {
   claimResult,
   completeResult,
@@ -36,20 +43,12 @@ import {
   releaseResult,
   renewResult,
   resolveResult,
-} from './codes.js';
-import { EvictionPolicyGate } from './eviction-policy.js';
-import { type RecordNames, recordNames, tenantNames } from './record-names.js';
-import { describeRedisAddress } from './redis-errors.js';
-import { RedisExchange } from './redis-exchange.js';
-import { forgetTenant } from './redis-forget.js';
-import { listRedis, type RedisListHost } from './redis-listing.js';
-import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './redis-options.js';
-import { readResolutions } from './redis-resolutions.js';
+} from './record-codec.js';
 import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
-import { SettleSubscriber } from './settle-subscriber.js';
+import { SettleSubscriber } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';
 
-export type { EvictionPolicyCheck, RedisStoreOptions } from './redis-options.js';
+export type { EvictionPolicyCheck, RedisStoreOptions } from './options.js';
 
 /**
  * The expired-entry sweep of a tenant's expiry index runs on a claim drawn at random with
@@ -87,7 +86,7 @@ const SWEEP_BUDGET = 64;
  * @example
  * ```ts
  * import { Redis } from 'ioredis';
- * import { Guard } from '@toolfence/core';
+ * import { Guard } from '@toolfence/core/store';
  * import { RedisStore } from '@toolfence/stores/redis';
  *
  * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL!) });

@@ -1,7 +1,7 @@
-// The store's Lua scripts (lua-scripts.ts) defined on the client with ioredis' defineCommand,
+// The store's Lua scripts (statements.ts) defined on the client with ioredis' defineCommand,
 // which sends EVALSHA and falls back to EVAL on NOSCRIPT (the script cache is per server).
 import type { Cluster, Redis } from 'ioredis';
-import { packageVersion, type RedisScript, type ScriptName, scripts } from './lua-scripts.js';
+import { packageVersion, type RedisScript, type ScriptName, scripts } from './statements.js';
 
 /** Signature of a script defined with `defineCommand`: keys first, then arguments. */
 export type ScriptCommand = (...keysAndArguments: (string | number)[]) => Promise<unknown>;

@@ -1,12 +1,12 @@
 // RedisStore.waitForSettle: one waiter, woken by the PUBLISH of the script that settles its
-// record (through the store's one subscriber connection, settle-subscriber.ts), re-reading the
+// record (through the store's one subscriber connection, settle-signal.ts), re-reading the
 // record as a fallback and at the lease deadline as the Redis clock counts it.
 import type { WaitOptions, WaitResult } from '@toolfence/core/store';
 import { StoreUnavailableError } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
-import type { RecordRead } from './codes.js';
-import type { RedisExchange } from './redis-exchange.js';
-import type { SettleSubscriber } from './settle-subscriber.js';
+import type { RedisExchange } from './backend.js';
+import type { RecordRead } from './record-codec.js';
+import type { SettleSubscriber } from './settle-signal.js';
 
 /** First re-check of a waited record when no message came; doubles up to the maximum. */
 const FIRST_POLL_MS = 250;

@@ -1,9 +1,9 @@
 /**
  * A SQL store's statements and migrations, read from the package when the store's module loads
- * (nothing is generated or copied): `src/<store>/sql/*.sql`. Files named `NNNN_name.sql` are
- * migrations (append-only, applied in order, numbered 1, 2, ... without gaps); every other file is
- * a statement. `{{placeholders}}` in both are replaced with quoted identifiers by the store.
- * A line `-- @include <name>` in a statement is replaced, at load time, by `sql/fragments/<name>.sql`
+ * (nothing is generated or copied): the migrations in `src/<store>/migrations/NNNN_name.sql`
+ * (append-only, applied in order, numbered 1, 2, ... without gaps), apart from the statements the
+ * code runs, `src/<store>/statements/*.sql`. `{{placeholders}}` in both are replaced with quoted identifiers by the store.
+ * A line `-- @include <name>` in a statement is replaced, at load time, by `statements/fragments/<name>.sql`
  * (its leading `--` comment lines dropped): the parts several statements share are written once.
  *
  * The files ship in the package's `src/` (package.json `files`). This module sits two folders
@@ -26,7 +26,7 @@ export interface SqlMigration {
 export interface SqlFiles<Name extends string> {
   readonly migrations: readonly SqlMigration[];
   readonly statements: Readonly<Record<Name, string>>;
-  /** Every `.sql` file of the folder that is not a migration (a test checks each is a statement). */
+  /** Every `.sql` file of `statements/` (a test checks each is a statement). */
   readonly statementFiles: readonly string[];
 }
 
@@ -39,7 +39,7 @@ function expandIncludes(text: string, directory: URL): string {
     const fragment = readFileSync(new URL(`fragments/${name}.sql`, directory), 'utf8');
     const body = fragment.replace(/^(--.*\n)+/, '').trimEnd();
     if (/^-- @include /m.test(body))
-      throw new Error(`sql/fragments/${name}.sql: a fragment cannot include another`);
+      throw new Error(`statements/fragments/${name}.sql: a fragment cannot include another`);
     return body;
   });
 }
@@ -48,7 +48,7 @@ function readMigrations(directory: URL, files: readonly string[]): SqlMigration[
   const migrations: SqlMigration[] = [];
   for (const file of files) {
     const match = migrationFileName.exec(file);
-    if (!match) continue;
+    if (!match) throw new Error(`migrations/${file}: a migration is named NNNN_name.sql`);
     const version = Number(match[1]);
     if (version !== migrations.length + 1) {
       throw new Error(
@@ -62,24 +62,28 @@ function readMigrations(directory: URL, files: readonly string[]): SqlMigration[
 }
 
 /**
- * Reads `src/<store>/sql/`: the migrations, and the statements named in `statementFiles`
- * (property → file name without `.sql`).
+ * Reads `src/<store>/migrations/` (every file a migration) and the statements of
+ * `src/<store>/statements/` named in `statementFiles` (property → file name without `.sql`).
  */
 export function loadSqlFiles<Name extends string>(
   store: string,
   statementFiles: Readonly<Record<Name, string>>,
 ): SqlFiles<Name> {
-  const directory = new URL(`${store}/sql/`, sourceRoot);
-  const files = readdirSync(directory)
-    .filter((file) => file.endsWith('.sql'))
-    .sort();
+  const directory = new URL(`${store}/statements/`, sourceRoot);
+  const migrationsDirectory = new URL(`${store}/migrations/`, sourceRoot);
+  const sqlFilesOf = (folder: URL) =>
+    readdirSync(folder)
+      .filter((file) => file.endsWith('.sql'))
+      .sort();
+  const files = sqlFilesOf(directory);
+  const migrationFiles = sqlFilesOf(migrationsDirectory);
   const statements = {} as Record<Name, string>;
   for (const [name, file] of Object.entries(statementFiles) as [Name, string][]) {
     statements[name] = expandIncludes(readFileSync(new URL(`${file}.sql`, directory), 'utf8'), directory);
   }
   return {
-    migrations: readMigrations(directory, files),
+    migrations: readMigrations(migrationsDirectory, migrationFiles),
     statements,
-    statementFiles: files.filter((file) => !migrationFileName.test(file)),
+    statementFiles: files,
   };
 }

@@ -1,5 +1,5 @@
 // What the SQL stores (Postgres, SQLite) share to answer the operator's reads from their rows:
-// the state filter and cursor a list statement takes (sql/list-*.sql), the page built from its
+// the state filter and cursor a list statement takes (statements/list-*.sql), the page built from its
 // rows, and a row of the resolutions journal as a ResolutionEntry. The listing rules themselves
 // are core's (packages/core/src/store/list-cursor.ts, docs/store-contract.md "Listing").
 import {

@@ -1,9 +1,9 @@
 // SQLiteStore.ensureSchema: the migrations of sql/ applied in order, once, in one BEGIN IMMEDIATE
 // transaction (one process applies, the others wait for the lock and find nothing to do).
 
-import type { Connection, RecordsDatabase } from './records-database.js';
-import { migrations } from './sql-files.js';
-import { render } from './sql-names.js';
+import type { Connection, RecordsDatabase } from './backend.js';
+import { render } from './names.js';
+import { migrations } from './statements.js';
 
 function applyMigrations(db: RecordsDatabase, connection: Connection): number[] {
   const migrationsTable = db.placeholders.migrations_table as string;

@@ -1,9 +1,9 @@
 // The operator's reads on SQLite, each one autocommit SELECT: list, from the partial listing
-// indexes (sql/list-*.sql), and a key's resolutions (sql/select-resolutions.sql).
+// indexes (statements/list-*.sql), and a key's resolutions (statements/select-resolutions.sql).
 import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import { journalEntry, listPage, listQuery } from '../shared/sql-listing.js';
-import { type RecordRow, toRecord } from './record-row.js';
-import type { RecordsDatabase } from './records-database.js';
+import type { RecordsDatabase } from './backend.js';
+import { type RecordRow, toRecord } from './record-codec.js';
 
 /** `list` on SQLite (options already checked), at `now`. @throws StoreInputError */
 export function listRecords(db: RecordsDatabase, options: ListOptions, now: number): ListPage {

@@ -4,10 +4,10 @@
 import type { RecordRef, WaitOptions, WaitResult } from '@toolfence/core/store';
 import { MAX_TIMER_MS } from '@toolfence/core/store';
 import { OneShotWait } from '../shared/one-shot-wait.js';
-import { recordId } from './record-row.js';
-import type { Connection, RecordsDatabase } from './records-database.js';
+import type { Connection, RecordsDatabase } from './backend.js';
+import { toStoreError } from './errors.js';
+import { recordId } from './record-codec.js';
 import type { SettleWaiter } from './settle-signal.js';
-import { toStoreError } from './sqlite-errors.js';
 
 class SettleWait extends OneShotWait {
   private checking = false;

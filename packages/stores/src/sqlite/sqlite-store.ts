@@ -1,23 +1,19 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
-import type * as contract from '@toolfence/core';
+import type * as contract from '@toolfence/core/store';
 import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
-import { answerWithoutChange, decideClaim } from './claim-decision.js';
+import { type Connection, type Decided, RecordsDatabase } from './backend.js';
+import { answerWithoutChange, decideClaim } from './claim.js';
 import { ensureSchema } from './ensure-schema.js';
-import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-decisions.js';
+import { isBusy, toStoreError } from './errors.js';
+import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-writes.js';
 import { listRecords, readResolutions } from './operator-reads.js';
-import { checkResolution, decideCleanup, decideForget, decideResolve } from './record-decisions.js';
-import { toRecord } from './record-row.js';
-import { type Connection, type Decided, RecordsDatabase } from './records-database.js';
+import { checkResolution, decideCleanup, decideForget, decideResolve } from './operator-writes.js';
+import { checkSQLiteOptions, type SQLiteEnsureSchemaResult, type SQLiteStoreOptions } from './options.js';
+import { toRecord } from './record-codec.js';
 import { waitForSettle } from './settle-wait.js';
-import { isBusy, toStoreError } from './sqlite-errors.js';
-import {
-  checkSQLiteOptions,
-  type SQLiteEnsureSchemaResult,
-  type SQLiteStoreOptions,
-} from './sqlite-options.js';
 
-export type { SQLiteEnsureSchemaResult, SQLiteStoreOptions } from './sqlite-options.js';
+export type { SQLiteEnsureSchemaResult, SQLiteStoreOptions } from './options.js';
 
 /**
  * An {@link IdempotencyStore} in one SQLite file (better-sqlite3, an optional peer dependency):
