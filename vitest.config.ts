@@ -25,7 +25,7 @@ export default defineConfig({
       ? [faultSuites]
       : largeRun
         ? [largeTests]
-        : ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+        : ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: faultRun || largeRun ? [] : [faultSuites, largeTests, '**/node_modules/**'],
     testTimeout: 30_000,
     // Most files wait on servers, timers and child processes rather than the CPU: four at a time

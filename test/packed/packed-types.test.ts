@@ -103,11 +103,17 @@ describe('the packed tarballs in a fresh project', () => {
     const sources = join(project, 'src');
     mkdirSync(sources);
     cpSync(join(root, 'test', 'packed', 'fixture'), sources, { recursive: true });
-    cpSync(join(root, 'test', 'langchain', 'fence-tool.test-d.ts'), join(sources, 'langchain.test-d.ts'));
-    cpSync(join(root, 'test', 'vercel-ai', 'fence-tools.test-d.ts'), join(sources, 'vercel-ai.test-d.ts'));
+    cpSync(
+      join(root, 'packages', 'langchain', 'test', 'fence-tool.test-d.ts'),
+      join(sources, 'langchain.test-d.ts'),
+    );
+    cpSync(
+      join(root, 'packages', 'vercel-ai', 'test', 'fence-tools.test-d.ts'),
+      join(sources, 'vercel-ai.test-d.ts'),
+    );
     // Its typed policies rest on an overload of the SDK's tool() declared in the packed .d.ts.
     cpSync(
-      join(root, 'test', 'openai-agents', 'fence-tool.test-d.ts'),
+      join(root, 'packages', 'openai-agents', 'test', 'fence-tool.test-d.ts'),
       join(sources, 'openai-agents.test-d.ts'),
     );
     writeFileSync(
