@@ -2,7 +2,8 @@
 // installs), without casts: `npm run build`, `npm pack` of every package into .tmp/, the
 // tarballs installed into a temporary project with the peers linked from the root node_modules,
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
-// (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts, test/openai-agents/*.test-d.ts).
+// (packages/langchain/test/*.test-d.ts, packages/vercel-ai/test/*.test-d.ts,
+// packages/openai-agents/test/*.test-d.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

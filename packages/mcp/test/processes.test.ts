@@ -1,4 +1,4 @@
-// @toolfence/mcp across processes: a real guarded MCP server (test/mcp/server-process.ts) over
+// @toolfence/mcp across processes: a real guarded MCP server (packages/mcp/test/server-process.ts) over
 // stdio and over Streamable HTTP on 127.0.0.1, on MemoryStore and on the shared Redis (random
 // prefix, deleted afterwards). Every payment the provider makes is a line in a ledger file.
 import { type ChildProcess, spawn } from 'node:child_process';

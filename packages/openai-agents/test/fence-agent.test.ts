@@ -72,7 +72,7 @@ describe('fenceTool', () => {
     expect(() =>
       fenceTool(refund, { guard, policy: { kind: Idempotency.EFFECTFUL, scope: 'tenant' } }),
     ).not.toThrow();
-    // Both misspellings are compile errors too (test/openai-agents/fence-tool.test-d.ts); code
+    // Both misspellings are compile errors too (packages/openai-agents/test/fence-tool.test-d.ts); code
     // that gets past the types (plain JavaScript, a computed table) is refused here.
     expect(() =>
       // @ts-expect-error no tool is named refund_paymnet

@@ -28,7 +28,7 @@ afterAll(async () => {
 // dynalite takes 3 s for the suite's 16 Mi outcome (48 chunk items of 350 KB, base64 in JSON) on an
 // idle core and more than the default 5 s deadline with both cores busy: the stores under test get
 // 20 s. The deadline itself is tested by the frozen store below (500 ms) and in
-// dynamodb-store.test.ts.
+// store.dynamodb.test.ts.
 const deadline = { operationTimeoutMs: 20_000 };
 
 describeStoreConformance('DynamoDBStore', () => dynamoStore(emulator.endpoint, tableName, deadline), {

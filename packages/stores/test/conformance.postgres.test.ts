@@ -28,7 +28,7 @@ describeStoreConformance(
   'PostgresStore',
   async () => {
     await requirePostgres();
-    // Pools sized so that this file and postgres-store.test.ts, run side by side, stay well below
+    // Pools sized so that this file and store.postgres.test.ts, run side by side, stay well below
     // max_connections 100 (they peaked at 93-100 together with 20 + 3 x 10 here; bench/RESULTS.md,
     // "Issue 22, run 3"), also with two full runs at once on the shared server (issue 37: 53300
     // "too many clients" with 4 x 10 here). The race cases run in batches of `racers`.

@@ -2,7 +2,7 @@
 // deadline (none by default), 0004's backfill runs in batches of its own transactions and its
 // indexes are built CONCURRENTLY, an interrupted migration resumes where it stopped, progress is
 // reported, and `toolfence migrate` runs it out of band. The 1,000,000-row run is in
-// test/large/postgres-migration.large.test.ts (`npm run test:large`).
+// test/large/migration.postgres.test.ts (`npm run test:large`).
 import { randomUUID } from 'node:crypto';
 import { type MigrationProgress, PostgresStore } from '@toolfence/stores/postgres';
 import type pg from 'pg';

@@ -187,7 +187,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const target = ref();
     expect((await racers[7]!.claim(target, claimOptions())).status).toBe('acquired');
     // Their 20 connections would otherwise stay open (idle) until the file ends: the PostgreSQL
-    // files of test/stores together came within reach of max_connections 100 (bench/RESULTS.md,
+    // files of packages/stores/test together came within reach of max_connections 100 (bench/RESULTS.md,
     // "Issue 22, run 3").
     for (const racer of racers) await racer.close();
     await Promise.all(racerPools.map((racerPool) => racerPool.end()));
@@ -564,7 +564,7 @@ describe('PostgresStore on PostgreSQL', () => {
     await listening.claim(target, options);
     const waiters = Array.from({ length: 100 }, () => listening.waitForSettle(target, { timeoutMs: 10_000 }));
     await untilNotified(listening, target);
-    // LISTEN has a connection of its own (postgres-small-pools.test.ts): none from the pool.
+    // LISTEN has a connection of its own (small-pools.postgres.test.ts): none from the pool.
     expect(connects).toBe(0);
     expect(listening.listenConnectionsOpened).toBe(1);
     expect(await listeningBackends(listening)).toBe(1);
