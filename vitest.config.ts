@@ -11,10 +11,10 @@ const conditions = ['@toolfence/source', ...defaultServerConditions.filter((c) =
 // minutes: they run through their own command, `npm run test:faults` (CI runs it after
 // `npm test`), which sets TOOLFENCE_TEST_SET=faults. `npm test` runs everything else, the fault
 // harness's own checks and the lost-reply tests included.
-const faultSuites = 'test/faults/*.faults.test.ts';
+const faultSuites = 'test/faults/faults.*.test.ts';
 const faultRun = process.env.TOOLFENCE_TEST_SET === 'faults';
 // Tests at production size (a 1,000,000-row table): `npm run test:large` (CI runs it too).
-const largeTests = 'test/large/*.large.test.ts';
+const largeTests = 'test/large/*.test.ts';
 const largeRun = process.env.TOOLFENCE_TEST_SET === 'large';
 
 export default defineConfig({
@@ -25,7 +25,7 @@ export default defineConfig({
       ? [faultSuites]
       : largeRun
         ? [largeTests]
-        : ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+        : ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: faultRun || largeRun ? [] : [faultSuites, largeTests, '**/node_modules/**'],
     testTimeout: 30_000,
     // Most files wait on servers, timers and child processes rather than the CPU: four at a time

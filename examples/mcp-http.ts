@@ -7,7 +7,7 @@
 // - session: one McpServer and transport per `Mcp-Session-Id` (SDK 1.32's stateful mode).
 //
 // In both, every server shares ONE guard (one store: RedisStore / PostgresStore across
-// processes), and `fenceMcpServer` runs before `connect()`. Tested by test/mcp/http-wiring.test.ts.
+// processes), and `fenceMcpServer` runs before `connect()`. Tested by packages/mcp/test/http-wiring.test.ts.
 //
 //   npx tsx --conditions=@toolfence/source examples/mcp-http.ts
 import { randomUUID } from 'node:crypto';

@@ -44,7 +44,7 @@ const MERMAID_START = /^(stateDiagram(-v2)?|flowchart|graph|sequenceDiagram|clas
  * that markdown file.
  */
 export const TEXT_CHECKED_BY: Readonly<Record<string, string>> = {
-  'docs/operations.md': 'test/cli/operations-doc.test.ts',
+  'docs/operations.md': 'packages/cli/test/operations-doc.test.ts',
   'docs/demo.md': 'test/demo/demo.test.ts',
 };
 
@@ -226,6 +226,24 @@ function repository(root: string): Repository {
   return { root, scripts: new Set(Object.keys(manifest.scripts ?? {})), packages, cli: cliFlags(root) };
 }
 
+let testFileList: string[] | undefined;
+/** Every *.test.ts path of the repository, relative to its root (node_modules and dist left out). */
+function testFiles(root: string): string[] {
+  if (testFileList !== undefined) return testFileList;
+  const found: string[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
+      const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.test.ts')) found.push(path);
+    }
+  };
+  walk('');
+  testFileList = found;
+  return found;
+}
+
 /** What is wrong with one shell command: a script, a file, a subcommand or a flag that is not there. */
 function shellCommandProblems(words: string[], repo: Repository): string[] {
   const problems: string[] = [];
@@ -272,11 +290,9 @@ function shellCommandProblems(words: string[], repo: Repository): string[] {
         problems.push(`${file} does not exist`);
       }
     } else if (tool === 'vitest') {
-      // vitest takes path filters: a file, a folder or the start of a file's name.
+      // vitest takes path filters: a test file is run when its path contains the filter.
       for (const path of argv.filter((word) => !word.startsWith('-') && word !== 'run')) {
-        const folder = join(repo.root, dirname(path));
-        const name = path.split('/').pop() ?? '';
-        const matches = existsSync(folder) && readdirSync(folder).some((entry) => entry.startsWith(name));
+        const matches = testFiles(repo.root).some((file) => file.includes(path));
         if (!fileExists(path) && !matches) problems.push(`${path} (given to vitest) matches no file`);
       }
     }

@@ -18,7 +18,7 @@ import { fenceTools, indeterminateErrorOf, stopOnIndeterminate } from '@toolfenc
 import { generateText, stepCountIs, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { scriptedModel } from '../vercel-ai/scripted-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 const ATTEMPTS = 3;
 

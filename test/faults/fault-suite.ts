@@ -1,4 +1,4 @@
-// The CI fault run of one store, shared by redis.faults.test.ts and postgres.faults.test.ts:
+// The CI fault run of one store, shared by faults.redis.test.ts and faults.postgres.test.ts:
 // 4 worker processes, every fault kind of harness.ts (or those named by FAULT_KINDS, e.g.
 // FAULT_KINDS=record-loss,store-freeze), and the checks of checks.ts over the whole history
 // (see docs/faults.md).

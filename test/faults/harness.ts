@@ -9,7 +9,7 @@
 // the ledger stays on REDIS_URL, which no fault touches. On PostgreSQL the store and the ledger
 // are tables of the run's own schema; a record loss truncates the records table only.
 //
-// Used by fault-suite.ts (redis.faults.test.ts, postgres.faults.test.ts: the CI run) and by soak.ts.
+// Used by fault-suite.ts (faults.redis.test.ts, faults.postgres.test.ts: the CI run) and by soak.ts.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// The long fault soak: the fault suite of fault-suite.ts (redis/postgres.faults.test.ts) with
+// The long fault soak: the fault suite of fault-suite.ts (faults.redis/postgres.test.ts) with
 // more calls and more faults, for as long as asked. Run from the repository root:
 //
 //   npm run soak -- --store both --duration 600

@@ -15,8 +15,8 @@ import {
 } from '@toolfence/core';
 import { SQLiteStore } from '@toolfence/stores/sqlite';
 import { afterAll, expect, it } from 'vitest';
-import { runCli } from '../cli/run-cli.js';
-import { authorizeByHeader, ConsoleClient, close, listen, recordPath } from '../console/support.js';
+import { authorizeByHeader, ConsoleClient, close, listen, recordPath } from '../support/console.js';
+import { runCli } from '../support/run-cli.js';
 import { sqliteDirectory } from '../support/sqlite.js';
 
 const directory = sqliteDirectory('error-text');

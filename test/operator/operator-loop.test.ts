@@ -20,9 +20,9 @@ import type { Redis } from 'ioredis';
 import { createAgent, fakeModel } from 'langchain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { runCli } from '../cli/run-cli.js';
 import { connectRedis, deletePrefix, keysUnder, randomPrefix, redisUrl } from '../support/redis.js';
-import { scriptedModel } from '../vercel-ai/scripted-model.js';
+import { runCli } from '../support/run-cli.js';
+import { scriptedModel } from '../support/scripted-model.js';
 
 const prefix = randomPrefix('operator-loop');
 let client: Redis;

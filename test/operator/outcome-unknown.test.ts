@@ -10,7 +10,6 @@ import { Guard, type IdempotencyRecord, StoreUnavailableError } from '@toolfence
 import { PostgresStore } from '@toolfence/stores/postgres';
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli } from '../cli/run-cli.js';
 import {
   authorizeByHeader,
   ConsoleClient,
@@ -19,7 +18,7 @@ import {
   listen,
   recordPath,
   stopCall,
-} from '../console/support.js';
+} from '../support/console.js';
 import {
   createPool,
   databaseUrl,
@@ -28,6 +27,7 @@ import {
   requirePostgres,
   uniqueSchemaName,
 } from '../support/postgres.js';
+import { runCli } from '../support/run-cli.js';
 import { waitFor } from '../support/wait-for.js';
 
 const schema = uniqueSchemaName('unknown_result');

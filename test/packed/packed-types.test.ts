@@ -2,7 +2,8 @@
 // installs), without casts: `npm run build`, `npm pack` of every package into .tmp/, the
 // tarballs installed into a temporary project with the peers linked from the root node_modules,
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
-// (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts, test/openai-agents/*.test-d.ts).
+// (packages/langchain/test/*.test-d.ts, packages/vercel-ai/test/*.test-d.ts,
+// packages/openai-agents/test/*.test-d.ts).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -103,11 +104,17 @@ describe('the packed tarballs in a fresh project', () => {
     const sources = join(project, 'src');
     mkdirSync(sources);
     cpSync(join(root, 'test', 'packed', 'fixture'), sources, { recursive: true });
-    cpSync(join(root, 'test', 'langchain', 'fence-tool.test-d.ts'), join(sources, 'langchain.test-d.ts'));
-    cpSync(join(root, 'test', 'vercel-ai', 'fence-tools.test-d.ts'), join(sources, 'vercel-ai.test-d.ts'));
+    cpSync(
+      join(root, 'packages', 'langchain', 'test', 'fence-tool.test-d.ts'),
+      join(sources, 'langchain.test-d.ts'),
+    );
+    cpSync(
+      join(root, 'packages', 'vercel-ai', 'test', 'fence-tools.test-d.ts'),
+      join(sources, 'vercel-ai.test-d.ts'),
+    );
     // Its typed policies rest on an overload of the SDK's tool() declared in the packed .d.ts.
     cpSync(
-      join(root, 'test', 'openai-agents', 'fence-tool.test-d.ts'),
+      join(root, 'packages', 'openai-agents', 'test', 'fence-tool.test-d.ts'),
       join(sources, 'openai-agents.test-d.ts'),
     );
     writeFileSync(

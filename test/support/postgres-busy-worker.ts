@@ -1,7 +1,7 @@
 /**
  * A child process that uses one PostgresStore like a careful application (a pg Pool with
  * `pool.on('error')`, nothing else) while the parent terminates its backends
- * (test/stores/postgres-terminations.test.ts). Started as
+ * (packages/stores/test/terminations.postgres.test.ts). Started as
  *   node --import tsx --conditions=@toolfence/source test/support/postgres-busy-worker.ts '<json>'
  * with `{ url, applicationName, schema }`. It prints `READY` once the schema exists, then loops
  * claims, waitForSettle (the LISTEN connection), completes and ensureSchema (a checked-out

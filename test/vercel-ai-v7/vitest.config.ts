@@ -26,7 +26,7 @@ export default defineConfig({
   },
   test: {
     ...root.test,
-    include: ['test/vercel-ai/**/*.test.ts', 'test/cases/C02-*.test.ts'],
+    include: ['packages/vercel-ai/test/**/*.test.ts', 'test/cases/C02-*.test.ts'],
     // Its own report, beside the workspace run's .tmp/vitest-results.json.
     reporters: ['default', ['json', { outputFile: '.tmp/vitest-results-vercel-ai-v7.json' }]],
   },
