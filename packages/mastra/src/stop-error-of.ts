@@ -32,11 +32,26 @@ export function stopErrorOf(value: unknown): StopError | StepStoppedError | unde
 function mastraChildren(value: object): StopSearchChild[] {
   const revived = revive(value);
   if (revived !== undefined) return [{ value: revived }];
-  const record = value as { error?: unknown; steps?: unknown; toolResults?: unknown; payload?: unknown };
+  const record = value as {
+    type?: unknown;
+    error?: unknown;
+    output?: { type?: unknown; value?: unknown };
+    toolCallId?: unknown;
+    steps?: unknown;
+    content?: unknown;
+    payload?: unknown;
+  };
   const children: StopSearchChild[] = [];
+  // The agent loop answers the model with the error's message only (a tool-result part whose
+  // output is error-text): the stop's message names its key, tool, attempt and fence.
+  if (record.type === 'tool-result' && record.output?.type === 'error-text') {
+    const fromText = reviveFromText(String(record.output.value ?? ''));
+    const callId = typeof record.toolCallId === 'string' ? record.toolCallId : undefined;
+    if (fromText !== undefined) children.push({ value: fromText, callId });
+  }
   if (record.error !== undefined) children.push({ value: record.error });
   if (Array.isArray(record.steps)) children.push({ value: record.steps });
-  if (Array.isArray(record.toolResults)) children.push({ value: record.toolResults });
+  if (Array.isArray(record.content)) children.push({ value: record.content });
   if (record.payload !== null && typeof record.payload === 'object') children.push({ value: record.payload });
   return children;
 }
@@ -74,6 +89,38 @@ function revive(value: object): StopError | undefined {
   }
   if (error.code === 'EXECUTION_ABANDONED') {
     return new ExecutionAbandonedError({ ...base, ...(callId === undefined ? {} : { callId }) });
+  }
+  return undefined;
+}
+
+const INDETERMINATE_TEXT =
+  /^The outcome of tool "(.+)" is unknown \(([^:]+): (.*)\)\. The action may have happened: .* Idempotency key ([0-9a-f]+), attempt (\d+), fence (\d+)\.$/s;
+const ABANDONED_TEXT =
+  /^Tool "(.+)" was abandoned after (\d+) lost attempt\(s\) \(idempotency key ([0-9a-f]+), fence (\d+)\); it is not retried automatically\.$/s;
+
+/** A stop from its message alone (what the model was answered with), or `undefined`. */
+function reviveFromText(text: string): StopError | undefined {
+  const indeterminate = INDETERMINATE_TEXT.exec(text);
+  if (indeterminate !== null) {
+    const [, tool, reasonType, reason, key, attempt, fence] = indeterminate as unknown as string[];
+    return new IndeterminateOutcomeError({
+      tool: tool as string,
+      reasonType: reasonType as string,
+      reason: reason as string,
+      key: key as string,
+      attempt: Number(attempt),
+      fence: Number(fence),
+    });
+  }
+  const abandoned = ABANDONED_TEXT.exec(text);
+  if (abandoned !== null) {
+    const [, tool, attempt, key, fence] = abandoned as unknown as string[];
+    return new ExecutionAbandonedError({
+      tool: tool as string,
+      key: key as string,
+      attempt: Number(attempt),
+      fence: Number(fence),
+    });
   }
   return undefined;
 }
