@@ -183,3 +183,20 @@ export async function snapshotsOf(mastra: Mastra) {
   if (workflows === undefined) throw new Error('no workflows store');
   return workflows;
 }
+
+/**
+ * Make this Mastra instance's snapshot store one without the concurrent-update contract (Mastra
+ * 1.71 claims a resume with a compare-and-set on the run's status only where the storage says
+ * `supportsConcurrentUpdates()`, and warns that concurrent resumes may run downstream steps
+ * twice elsewhere), with writes `delayMs` slower (a database further away): two processes that
+ * resume at once then both read the run as suspended.
+ */
+export async function storageWithoutResumeClaims(mastra: Mastra, delayMs: number): Promise<void> {
+  const snapshots = await snapshotsOf(mastra);
+  snapshots.supportsConcurrentUpdates = () => false;
+  const persist = snapshots.persistWorkflowSnapshot.bind(snapshots);
+  snapshots.persistWorkflowSnapshot = async (args) => {
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return persist(args);
+  };
+}
