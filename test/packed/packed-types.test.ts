@@ -3,6 +3,8 @@
 // tarballs installed into a temporary project with the peers linked from the root node_modules,
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
 // (test/langchain/*.test-d.ts, test/vercel-ai/*.test-d.ts, test/openai-agents/*.test-d.ts).
+// @toolfence/mastra needs Node >= 22.13: its packed test is packages/mastra/test/packed.test.ts,
+// run on Node 24 by test/mastra/run.sh.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -2,6 +2,7 @@ import type { Agent } from '@mastra/core/agent';
 import { bindResume } from './bind-resume.js';
 import type { FenceToolOptions } from './fence-tool.js';
 import { checkPolicyNames, fenceTools, type PolicyTable, policyOf } from './fence-tools.js';
+import { stoppableRun } from './internal/run-stops.js';
 
 /**
  * Options of {@link fenceAgent}: those of `fenceTools`, with a policy table checked when you
@@ -78,6 +79,7 @@ export function fenceAgent<A extends Agent<any, any, any, any>>(agent: A, option
     },
   );
   bindResumes(fork, shared.guard, typeof shared.tenant === 'string' ? shared.tenant : undefined);
+  endRunsOnStop(fork);
   return fork;
 }
 
@@ -100,6 +102,26 @@ function bindResumes(agent: object, guard: FenceAgentOptions['guard'], tenant: s
         );
         return original(bound, resumeOptions);
       },
+    });
+  }
+}
+
+type RunMethod = (first: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;
+
+/**
+ * `generate()` and `resumeGenerate()` (and so `approveToolCallGenerate()` /
+ * `declineToolCallGenerate()`) reject with the stop when a fenced tool of the run stops
+ * (`onIndeterminate: 'throw'`): the run's signal is aborted, so Mastra calls the model no more.
+ */
+function endRunsOnStop(agent: object): void {
+  const target = agent as Record<'generate' | 'resumeGenerate', RunMethod>;
+  for (const method of ['generate', 'resumeGenerate'] as const) {
+    const original = target[method].bind(agent);
+    Object.defineProperty(agent, method, {
+      configurable: true,
+      writable: true,
+      value: (first: unknown, options?: { abortSignal?: AbortSignal }) =>
+        stoppableRun(options?.abortSignal, (abortSignal) => original(first, { ...options, abortSignal })),
     });
   }
 }

@@ -1,6 +1,7 @@
 import { MastraNonRetryableError } from '@mastra/core/error';
 import type { Tool, ToolExecutionContext } from '@mastra/core/tools';
 import { type Guard, type IdempotencyPolicy, KeyDerivationError, PolicyError } from '@toolfence/core';
+import { endRunWith } from './internal/run-stops.js';
 import { isStopError, type OnIndeterminate, stopReport } from './internal/stop-errors.js';
 
 export type { OnIndeterminate } from './internal/stop-errors.js';
@@ -53,9 +54,9 @@ export interface FenceToolOptions<TArguments = Record<string, unknown>> {
    * When a call ends with `IndeterminateOutcomeError` or `ExecutionAbandonedError`:
    * - `'throw'` (default): in a workflow step, the step fails with Mastra's
    *   `MastraNonRetryableError` (the stop as its `cause`), so neither the step's `retries` nor the
-   *   workflow's `retryConfig` run it again and the run ends `failed`; in an agent's loop the tool
-   *   throws the stop (Mastra answers the model with a tool error; a repeat is refused the same
-   *   way, never run).
+   *   workflow's `retryConfig` run it again and the run ends `failed`; in the `generate()` of an
+   *   agent made with `fenceAgent` the run ends and rejects with the stop; elsewhere in an agent's
+   *   loop Mastra answers the model with the tool error (a repeat is refused the same way).
    * - `'report'`: the tool answers with a model-readable text that says the action may have
    *   happened and must not be retried.
    */
@@ -207,6 +208,8 @@ function fencedExecute(
       if (isStopError(error)) {
         if (onIndeterminate === 'report') return stopReport(error);
         if (inWorkflow) throw nonRetryable(error);
+        // In a fenced agent's generate(): the run ends, rejecting with the stop.
+        endRunWith(error, typeof callId === 'string' && callId.length > 0 ? callId : undefined);
         throw error;
       }
       throw error;

@@ -62,7 +62,8 @@ function isMastraTool(value: unknown): value is MastraTool {
  */
 export function fenceTools<const Tools extends Readonly<Record<string, unknown>>>(
   tools: Tools,
-  options: FenceToolsOptions<Tools>,
+  // NoInfer: the tools alone fix the names; a misspelt policy name is then an excess property.
+  options: FenceToolsOptions<NoInfer<Tools>>,
 ): Tools {
   const { policies: typed, ...shared } = options;
   const policies = typed as unknown as PolicyTable;

@@ -11,7 +11,7 @@ import { LibSQLStore } from '@mastra/libsql';
 import { IndeterminateOutcomeError, MemoryStore, StepStoppedError } from '@toolfence/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fenceAgent, stopErrorOf } from '../src/index.js';
+import { fenceAgent, fenceTools, stopErrorOf } from '../src/index.js';
 import {
   agentWith,
   Payments,
@@ -142,7 +142,7 @@ describe('a declined tool call resumed again from its suspended snapshot', () =>
 });
 
 describe('a refund whose reply is lost, in the agent loop', () => {
-  it("'throw': the model gets the tool error, its retry of the refund is refused without running", async () => {
+  it("'throw': generate() rejects with the stop, the model is not called again, one refund", async () => {
     const payments = new Payments();
     payments.loseReply = true;
     const model = scriptedModel([[refundCall('call_1')], [refundCall('call_2')], 'Stopped.']);
@@ -150,7 +150,25 @@ describe('a refund whose reply is lost, in the agent loop', () => {
       guard: recordingGuard(new MemoryStore()),
       policies,
     });
-    const result = await agent.generate('Refund A-100');
+    const error = await agent.generate('Refund A-100').then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(IndeterminateOutcomeError.isInstance(error) && error.callId).toBe('call_1');
+    expect(stopErrorOf(error)).toBe(error);
+    expect(model.doGenerateCalls).toHaveLength(1);
+    expect(payments.refunds).toHaveLength(1);
+  });
+
+  it('fenceTools without fenceAgent: the model gets the tool error, its retry is refused, not run', async () => {
+    const payments = new Payments();
+    payments.loseReply = true;
+    const model = scriptedModel([[refundCall('call_1')], [refundCall('call_2')], 'Stopped.']);
+    const tools = fenceTools(
+      { refund_payment: refundTool(payments) },
+      { guard: recordingGuard(new MemoryStore()), policies },
+    );
+    const result = await agentWith(model, tools).generate('Refund A-100');
     expect(payments.refunds).toHaveLength(1);
     // Both calls stopped on the one key (Mastra keeps only the message; the stop is read back
     // from it), and the model's retry was answered with the stop, not run.
