@@ -11,6 +11,11 @@ export interface SuspendedCall {
   readonly runId: string;
   /** The workflow step id (`step: 'approve'`) or the agent's tool call id. */
   readonly callId: string;
+  /**
+   * What the call suspended with (a workflow step's `suspendData`): part of the record's key, so
+   * a call that suspends again with another question gets its own answer.
+   */
+  readonly suspendPayload?: unknown;
   readonly tenant?: string | undefined;
 }
 
@@ -24,7 +29,10 @@ export async function bindResume<T>(guard: Guard, call: SuspendedCall, resumeDat
   return guard.run(
     {
       tool: RESUME_TOOL,
-      arguments: { call: call.callId },
+      arguments:
+        call.suspendPayload === undefined
+          ? { call: call.callId }
+          : { call: call.callId, suspended: call.suspendPayload },
       runId: call.runId,
       tenant: call.tenant,
       policy: RESUME_POLICY,

@@ -5,9 +5,9 @@ import { checkPolicyNames, fenceTools, type PolicyTable, policyOf } from './fenc
 import { stoppableRun } from './internal/run-stops.js';
 
 /**
- * Options of {@link fenceAgent}: those of `fenceTools`, with a policy table checked when you
- * wrap (an `Agent`'s type does not say which tools it has at compile time for dynamic tools;
- * for compile-time checks fence the record with `fenceTools` before making the agent).
+ * Options of {@link fenceAgent}: those of `fenceTools`, with a policy table checked against the
+ * agent's tools when a run resolves them (an `Agent`'s type does not say which tools it has; for
+ * compile-time checks fence the record with `fenceTools` before making the agent).
  */
 export interface FenceAgentOptions extends Omit<FenceToolOptions, 'policy'> {
   /** A policy per tool name (own properties only). A tool without one passes through unchanged. */
@@ -24,8 +24,9 @@ type ResumeMethod = (
  * `agent.__fork()`: the same config, Mastra instance and memory) whose tools that have a policy
  * are fenced ({@link fenceTool}), and whose resumes are bound to the call: the first decision
  * given for a suspended tool call (`approveToolCall` / `declineToolCall`, their `*Generate`
- * forms, `resumeStream` / `resumeGenerate`), per run id and tool call id, is recorded in the
- * guard's store and every later resume of that call gets it. A call that was declined stays
+ * forms, `resumeStream` / `resumeGenerate` with `{ approved }`), per run id and tool call id
+ * (the run alone when no `toolCallId` is given), is recorded in the guard's store and every later
+ * resume of that call gets it; other resume data passes through. A call that was declined stays
  * declined when the run is resumed again. The agent you passed in is not changed; register the
  * fork with your `Mastra` instance (`agents: { support: fenceAgent(agent, options) }`).
  *
@@ -93,7 +94,10 @@ function bindResumes(agent: object, guard: FenceAgentOptions['guard'], tenant: s
       writable: true,
       value: async (resumeData: unknown, resumeOptions?: { runId?: string; toolCallId?: string }) => {
         const runId = resumeOptions?.runId;
-        if (typeof runId !== 'string' || runId === '') return original(resumeData, resumeOptions);
+        // Approval decisions only: a tool's own suspend/resume may ask several questions.
+        if (typeof runId !== 'string' || runId === '' || !isApprovalDecision(resumeData)) {
+          return original(resumeData, resumeOptions);
+        }
         const callId = resumeOptions?.toolCallId ?? '';
         const bound = await bindResume(
           guard,
@@ -104,6 +108,15 @@ function bindResumes(agent: object, guard: FenceAgentOptions['guard'], tenant: s
       },
     });
   }
+}
+
+/** `{ approved: boolean, reason? }`: what approveToolCall / declineToolCall resume with. */
+function isApprovalDecision(value: unknown): boolean {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as { approved?: unknown }).approved === 'boolean'
+  );
 }
 
 type RunMethod = (first: unknown, options?: { abortSignal?: AbortSignal }) => Promise<unknown>;

@@ -18,8 +18,8 @@ export interface FenceStepOptions {
 
 /**
  * Bind a workflow step's suspend/resume to the call: the first `resumeData` a suspended run of
- * this step is resumed with (per run id and step id) is recorded in the guard's store, and every
- * later resume of the same run and step gets that one. So an approval denied once stays denied
+ * this step is resumed with (per run id, step id and the payload it suspended with) is recorded
+ * in the guard's store, and every later resume of the same suspension gets that one. So an approval denied once stays denied
  * when the run is resumed again, concurrently or from a stale snapshot; and a step resumed by two
  * workers sees one decision. A toolfence stop thrown inside the step (a fenced tool called by
  * the step's own code) fails the step with Mastra's `MastraNonRetryableError`, so its `retries`
@@ -39,7 +39,7 @@ export function fenceStep<S extends MastraStep>(step: S, options: FenceStepOptio
     if (params.resumeData !== undefined) {
       const resumeData = await bindResume(
         guard,
-        { runId: params.runId, callId: step.id, tenant },
+        { runId: params.runId, callId: step.id, suspendPayload: params.suspendData, tenant },
         params.resumeData,
       );
       given = { ...params, resumeData };

@@ -5,9 +5,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Mastra } from '@mastra/core/mastra';
+import { createStep, createWorkflow } from '@mastra/core/workflows';
+import { LibSQLStore } from '@mastra/libsql';
 import { IndeterminateOutcomeError, MemoryStore } from '@toolfence/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { stopErrorOf } from '../src/index.js';
+import { z } from 'zod';
+import { fenceStep, stopErrorOf } from '../src/index.js';
 import { Payments, recordingGuard, refundWorkflow, snapshotsOf } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'toolfence-mastra-'));
@@ -156,5 +160,39 @@ describe('a tool aborted while it runs (run.cancel())', () => {
     }
     expect(record?.state).toBe('indeterminate');
     expect(payments.refunds).toHaveLength(0);
+  });
+});
+
+describe('a step that suspends twice (fenceStep binds each suspension)', () => {
+  it('each resume is answered with its own data, as without toolfence', async () => {
+    const twoQuestions = createStep({
+      id: 'two-questions',
+      inputSchema: z.object({}),
+      outputSchema: z.object({ answers: z.array(z.string()) }),
+      resumeSchema: z.object({ answer: z.string() }),
+      suspendSchema: z.object({ question: z.string() }),
+      execute: async ({ resumeData, suspendData, suspend }) => {
+        if (resumeData === undefined) return suspend({ question: 'first' });
+        if (suspendData?.question === 'first')
+          return suspend({ question: `second, after ${resumeData.answer}` });
+        return { answers: [suspendData?.question ?? '', resumeData.answer] };
+      },
+    });
+    const guard = recordingGuard(new MemoryStore());
+    const workflow = createWorkflow({ id: 'questions', inputSchema: z.object({}), outputSchema: z.any() })
+      .then(fenceStep(twoQuestions, { guard }))
+      .commit();
+    const mastra = new Mastra({
+      workflows: { workflow },
+      storage: new LibSQLStore({ id: 'snapshots', url: `file:${dbFile()}` }),
+      logger: false,
+    });
+    const run = await mastra.getWorkflow('workflow').createRun();
+    expect((await run.start({ inputData: {} })).status).toBe('suspended');
+    expect((await run.resume({ step: 'two-questions', resumeData: { answer: 'a' } })).status).toBe(
+      'suspended',
+    );
+    const done = await run.resume({ step: 'two-questions', resumeData: { answer: 'b' } });
+    expect(done.status === 'success' && done.result).toEqual({ answers: ['second, after a', 'b'] });
   });
 });
