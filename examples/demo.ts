@@ -11,6 +11,7 @@
 // Exit code 0 when every guarded scenario ends with the expected counts, 1 otherwise, 2 on bad
 // usage or an unreachable store.
 import { parseArgs } from 'node:util';
+import { mastraRowLines } from './demo/mastra-row.js';
 import { runScenarios } from './demo/scenarios.js';
 import { openStore, StoreUnreachable } from './demo/stores.js';
 import { eventLog, header, notes, red, table, verdict } from './demo/table.js';
@@ -57,6 +58,7 @@ async function main(): Promise<number> {
       runKilledWorker: demoStore.runKilledWorker,
     });
     console.log(table(results));
+    console.log(mastraRowLines());
     console.log(notes(results));
     if (options.verbose === true) console.log(eventLog(results));
     const result = verdict(results, Date.now() - startedMs);

@@ -145,11 +145,30 @@ export function region(source: string, name: string): string | undefined {
   return body.map((text) => (text.trim() === '' ? '' : text.slice(margin))).join('\n');
 }
 
-/** The directories and files `npm run typecheck` compiles (tsconfig.json "include"). */
+/**
+ * The directories and files a type-check compiles: tsconfig.json's "include" (`npm run
+ * typecheck`) and each lane's test/<lane>/tsconfig.json (a lane on a newer Node, run by its
+ * run.sh in CI), relative to the repository.
+ */
 function compiledRoots(root: string): string[] {
-  const text = readFileSync(join(root, 'tsconfig.json'), 'utf8');
-  const config = JSON.parse(text) as { include?: string[] };
-  return (config.include ?? []).map((entry) => entry.replace(/\/\*.*$/, ''));
+  const read = (file: string): string[] => {
+    // tsconfig files may hold // comments: drop whole comment lines before parsing.
+    const text = readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => !line.trim().startsWith('//'))
+      .join('\n');
+    const config = JSON.parse(text) as { include?: string[] };
+    const base = relative(root, dirname(file));
+    return (config.include ?? []).map((entry) =>
+      join(base, entry.replace(/\/\*.*$/, ''))
+        .split(sep)
+        .join('/'),
+    );
+  };
+  const lanes = readdirSync(join(root, 'test'))
+    .map((lane) => join(root, 'test', lane, 'tsconfig.json'))
+    .filter((file) => existsSync(file));
+  return [join(root, 'tsconfig.json'), ...lanes].flatMap(read);
 }
 
 function isCompiled(root: string, file: string): boolean {
@@ -219,7 +238,9 @@ function repository(root: string): Repository {
     workspaces?: string[];
   };
   const packages = new Set<string>();
-  for (const workspace of manifest.workspaces ?? []) {
+  // The workspaces, and packages outside the root install (a lane's, e.g. packages/mastra).
+  const folders = readdirSync(join(root, 'packages')).map((name) => `packages/${name}`);
+  for (const workspace of new Set([...(manifest.workspaces ?? []), ...folders])) {
     const file = join(root, workspace, 'package.json');
     if (existsSync(file)) packages.add((JSON.parse(readFileSync(file, 'utf8')) as { name: string }).name);
   }

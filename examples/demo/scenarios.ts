@@ -35,7 +35,7 @@ export interface Counts {
 export interface Row {
   readonly id: string;
   readonly title: string;
-  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents' | 'AI+MCP';
+  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents' | 'AI+MCP' | 'Mastra';
   readonly tool: ToolName;
   /** Effects applied without toolfence. */
   readonly without: number;

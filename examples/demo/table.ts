@@ -112,6 +112,11 @@ export function table(results: ScenarioResult[]): string {
   return out.join('\n');
 }
 
+/** A row this run does not execute: its number, scenario, agent and tool, and why not. */
+export function skippedRow(id: string, title: string, agent: string, tool: string, reason: string): string {
+  return `${line([id, title, agent, tool])}  ${dim(reason)}`;
+}
+
 export function notes(results: ScenarioResult[]): string {
   const lines = results.flatMap((result) => result.notes);
   return lines.length === 0 ? '' : `\n${lines.map((note) => dim(`  ${note}`)).join('\n')}`;

@@ -10,6 +10,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { MemoryStore } from '@toolfence/core';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { mastraRowLines } from '../../examples/demo/mastra-row.js';
 import { MemoryLedger } from '../../examples/demo/provider.js';
 import { type Counts, type Row, runScenarios, type ScenarioResult } from '../../examples/demo/scenarios.js';
 import { verdict } from '../../examples/demo/table.js';
@@ -70,6 +71,19 @@ function runCli(args: string[]): Promise<{ code: number | null; output: string }
   });
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, output })));
 }
+
+describe('the Mastra rows', () => {
+  it('npm run demo prints them as run by the Mastra lane, on the Node it runs on', () => {
+    const lines = mastraRowLines('20.20.0').split('\n');
+    expect(lines.map((text) => text.split(/ +/).slice(0, 1)[0])).toEqual(['2c', '4c']);
+    for (const text of lines) {
+      expect(text).toContain('Mastra');
+      expect(text).toContain(
+        'run by bash test/mastra/run.sh (Node 24): @mastra/core needs Node >= 22.13, this is 20.20.0',
+      );
+    }
+  });
+});
 
 describe('demo scenarios on MemoryStore', () => {
   let results: ScenarioResult[];

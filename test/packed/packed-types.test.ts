@@ -4,6 +4,8 @@
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
 // (packages/langchain/test/*.test-d.ts, packages/vercel-ai/test/*.test-d.ts,
 // packages/openai-agents/test/*.test-d.ts).
+// @toolfence/mastra needs Node >= 22.13: its packed test is packages/mastra/test/packed.test.ts,
+// run on Node 24 by test/mastra/run.sh.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
