@@ -7,6 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { start } from 'workflow/api';
 import { getWorld } from 'workflow/runtime';
+import { agentEffects, fencedAgentWorkflow, plainAgentWorkflow } from './workflows/agent-tools.js';
 import { checkout, payments } from './workflows/checkout.js';
 import { failingWorkflow, fencedWorkflow, ledger, plainWorkflow } from './workflows/twin-steps.js';
 
@@ -99,5 +100,26 @@ describe('a Workflow DevKit step delivered twice at once', () => {
     // The step bundle's copy of the example module keeps its charges on globalThis, as this one.
     expect(payments.charges.length - before).toBe(1);
     expect(value).toEqual({ orderId: 'A-100', chargeId: payments.charges.at(-1)?.id });
+  });
+});
+
+describe('a DurableAgent tool whose step is delivered twice at once', () => {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 800));
+
+  it('without toolfence: the tool refunds twice', async () => {
+    agentEffects.length = 0;
+    const run = await start(plainAgentWorkflow, []);
+    await run.returnValue;
+    await settle();
+    expect(agentEffects).toEqual(['plain:A-100', 'plain:A-100']);
+  });
+
+  it('with workflowStepGuard in the tool step: one refund, and the agent finishes', async () => {
+    agentEffects.length = 0;
+    const run = await start(fencedAgentWorkflow, []);
+    // user, assistant (tool call), tool result, assistant (text)
+    expect(await run.returnValue).toBe(4);
+    await settle();
+    expect(agentEffects).toEqual(['fenced:A-100']);
   });
 });
