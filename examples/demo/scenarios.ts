@@ -2,12 +2,13 @@
 // the tools as they are ("without"), once guarded by toolfence ("with"), and counts what the fake
 // provider applied and what the guard reported.
 import { randomUUID } from 'node:crypto';
-import { Command } from '@langchain/langgraph';
+import { Command, MemorySaver } from '@langchain/langgraph';
 import { Guard, type GuardEvent, type IdempotencyStore } from '@toolfence/core';
 import { SDK_DEFAULT_TOOL_ERROR, stopErrorOf } from '@toolfence/openai-agents';
 import { indeterminateErrorOf } from '@toolfence/vercel-ai';
 import { ToolMessage } from 'langchain';
 import { runAiSdkAgent } from './ai-sdk-agent.js';
+import { durableRefund } from './durable-step.js';
 import { langchainAgent } from './langchain-agent.js';
 import { runMcpHost } from './mcp-agent.js';
 import { runOpenAIAgent } from './openai-agents-agent.js';
@@ -35,7 +36,7 @@ export interface Counts {
 export interface Row {
   readonly id: string;
   readonly title: string;
-  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents' | 'AI+MCP' | 'Mastra';
+  readonly agent: 'LangChain' | 'AI SDK' | 'OpenAI Agents' | 'AI+MCP' | 'Mastra' | 'LangGraph';
   readonly tool: ToolName;
   /** Effects applied without toolfence. */
   readonly without: number;
@@ -455,6 +456,29 @@ function mcpHostRetries(env: DemoEnvironment, id: string) {
 }
 
 /** Every scenario, in the order the table shows them. */
+// --- 8. a durable step: two workers resume one LangGraph thread at once ----------------------
+
+function durableStepTwins(env: DemoEnvironment, id: string) {
+  return compare(env, {
+    id,
+    title: 'durable task(): two workers resume at once',
+    agent: 'LangGraph',
+    tools: [{ tool: 'refund_payment', without: 2, with: { effects: 1, deduplicated: 1 } }],
+    run: async (m) => {
+      // One checkpointer (the thread's state) and one toolfence store; a guard per worker.
+      const checkpointer = new MemorySaver();
+      const provider = new Provider(m.ledger);
+      const workerA = durableRefund(provider, m.guard('worker A'), checkpointer);
+      const workerB = durableRefund(provider, m.guard('worker B'), checkpointer);
+      const config = { configurable: { thread_id: m.runId } };
+      await workerA.invoke({ orderId: 'A-100', amountCents: 2250 }, config);
+      const approve = new Command({ resume: 'yes' });
+      await Promise.all([workerA.invoke(approve, config), workerB.invoke(approve, config)]);
+      return undefined;
+    },
+  });
+}
+
 export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult[]> {
   return [
     await sameRefundTwice(env, 'LangChain', '1'),
@@ -466,6 +490,7 @@ export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult
     await workerDies(env, '5'),
     await interruptResume(env, '6'),
     await mcpHostRetries(env, '7'),
+    await durableStepTwins(env, '8'),
   ];
 }
 

@@ -19,6 +19,7 @@ export function header(storeLabel: string, leaseMs: number): string {
     '           refund_payment (effectful: every run pays money out)',
     '  mcp      in row 7 refund_payment is a tool of an MCP server (@modelcontextprotocol/sdk), called',
     '           by the AI SDK agent through an MCP client (fenceMcpServer + fenceMcpClient)',
+    '  durable  in row 8 refund_payment is a LangGraph task() (a durable step), guarded by guardStep',
     '  effects  counted by a fake payments provider: refunds paid, address writes made',
     `  store    ${storeLabel}, lease ${leaseMs} ms`,
     '',

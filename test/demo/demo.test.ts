@@ -50,6 +50,9 @@ const expected: [string, { tool: string; without: number; with: Counts }][] = [
   // The refund is an MCP server's tool; the host loses the step and a new host retries it: the
   // key travels in _meta and the server replays.
   ['7', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
+  // A durable LangGraph task(): two workers resume the thread at once and both run the pending
+  // task; with guardStep the second waits and replays.
+  ['8', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, deduplicated: 1 }) }],
 ];
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

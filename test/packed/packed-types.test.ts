@@ -3,7 +3,8 @@
 // tarballs installed into a temporary project with the peers linked from the root node_modules,
 // then `tsc --noEmit` over the quickstarts (test/packed/fixture) and the adapters' type tests
 // (packages/langchain/test/*.test-d.ts, packages/vercel-ai/test/*.test-d.ts,
-// packages/openai-agents/test/*.test-d.ts).
+// packages/openai-agents/test/*.test-d.ts), and the durable-step recipes (examples/durable/*.ts
+// but Workflow DevKit's, whose engine is not linked).
 // @toolfence/mastra needs Node >= 22.13: its packed test is packages/mastra/test/packed.test.ts,
 // run on Node 24 by test/mastra/run.sh.
 import { execFileSync } from 'node:child_process';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const packages = ['core', 'stores', 'langchain', 'vercel-ai', 'openai-agents'];
+const packages = ['core', 'stores', 'langchain', 'vercel-ai', 'openai-agents', 'durable'];
 /** Peers (and what the fixture imports) linked from the workspace install. */
 const linked = [
   '@langchain/core',
@@ -63,6 +64,7 @@ describe('the packed tarballs in a fresh project', () => {
     const files = readdirSync(tarballs).filter((file) => file.endsWith('.tgz'));
     expect(files.sort()).toEqual([
       'toolfence-core-0.1.0.tgz',
+      'toolfence-durable-0.1.0.tgz',
       'toolfence-langchain-0.1.0.tgz',
       'toolfence-openai-agents-0.1.0.tgz',
       'toolfence-stores-0.1.0.tgz',
@@ -119,6 +121,10 @@ describe('the packed tarballs in a fresh project', () => {
       join(root, 'packages', 'openai-agents', 'test', 'fence-tool.test-d.ts'),
       join(sources, 'openai-agents.test-d.ts'),
     );
+    // The durable-step recipes of docs/durable-steps.md that compile without an engine installed.
+    for (const recipe of ['langgraph-task.ts', 'temporal-activity.ts', 'inngest-step.ts', 'restate-run.ts']) {
+      cpSync(join(root, 'examples', 'durable', recipe), join(sources, `durable-${recipe}`));
+    }
     writeFileSync(
       join(project, 'tsconfig.json'),
       JSON.stringify({
