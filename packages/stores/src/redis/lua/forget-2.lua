@@ -27,8 +27,12 @@ for _, member in ipairs(members) do
     redis.call('DEL', base .. ':j:' .. tag .. ':' .. escapeKey(string.sub(member, 3)))
     redis.call('ZREM', expiryKey, member)
   elseif kind ~= 't|' then
-    erased = erased + redis.call('DEL', memberRecordKey(base, tag, member))
-    redis.call('ZREM', indexKey, member)
+    -- `r|<key>`, or a member of an earlier layout (the same string in both indexes).
+    local key = kind == 'r|' and string.sub(member, 3) or legacyMemberKey(member)
+    if key ~= nil then
+      erased = erased + redis.call('DEL', recordKeyOf(base, tag, key))
+      redis.call('ZREM', indexKey, kind == 'r|' and key or member)
+    end
     redis.call('ZREM', expiryKey, member)
   end
 end
