@@ -1,10 +1,11 @@
 // Probe behind the issue-31 Redis rows (not a benchmark suite): this tree's RedisStore against
-// another copy of packages/stores/src (BENCH_AB_OLD, e.g. extracted with `git archive <commit>
-// packages/stores/src | tar -x -C .tmp/old`) and the bare native design, on a PRIVATE
+// another copy of packages/stores/src (its redis/index.ts as the first argument; e.g. `git archive
+// <commit> packages/stores/src | tar -x -C .tmp/old`, plus its package.json with another
+// version, so the two stores' script commands differ) and the bare native design, on a PRIVATE
 // redis-server (it runs CONFIG RESETSTAT), interleaved windows of sequential calls:
 //   redis-server --port 6471 --save '' --appendonly no --daemonize yes
-//   BENCH_REDIS_PORTS=6471 BENCH_AB_OLD=.tmp/old/packages/stores/src/redis/index.ts \
-//     npx tsx --conditions=@toolfence/source bench/probes/redis-ab.ts
+//   BENCH_REDIS_PORTS=6471 npx tsx --conditions=@toolfence/source bench/probes/redis-ab.ts \
+//     .tmp/old/packages/stores/src/redis/index.ts [rounds]
 // Per call: the server process's CPU (INFO cpu, user + sys: getrusage, so a loaded machine that
 // deschedules redis-server does not inflate it as it does commandstats' wall-clock usec),
 // commandstats usec of the top-level commands, and the commands run inside scripts (exact).
@@ -18,14 +19,15 @@ type StoreClass = typeof RedisStore;
 const port = Number((process.env.BENCH_REDIS_PORTS ?? '6471').split(',')[0]);
 const client = new Redis({ port });
 const N = Math.round(2000 * Number(process.env.BENCH_SCALE ?? 1));
-const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const [oldModule, roundsArgument] = process.argv.slice(2);
+const rounds = Number(roundsArgument ?? 5);
 const outcome = JSON.stringify({ ok: true, confirmation: 'C-1', detail: 'x'.repeat(58) });
 
 const stores: [string, InstanceType<StoreClass>][] = [
   ['new', new RedisStore({ client, prefix: `ab-new-${Date.now()}` })],
 ];
-if (process.env.BENCH_AB_OLD !== undefined) {
-  const old = (await import(pathToFileURL(resolve(process.env.BENCH_AB_OLD)).href)) as {
+if (oldModule !== undefined && oldModule !== '') {
+  const old = (await import(pathToFileURL(resolve(oldModule)).href)) as {
     RedisStore: StoreClass;
   };
   stores.push(['old', new old.RedisStore({ client, prefix: `ab-old-${Date.now()}` })]);
