@@ -1,6 +1,6 @@
 --[[
   Erases up to ARGV[1] entries of a tenant's expiry index: the records (and their
-  listing entries) and resolution journals it names. Called until it reports nothing left; the
+  listing and attention entries) and resolution journals it names. Called until it reports nothing left; the
   tenant's indexes go with the last batch.
 
   Input:
@@ -32,6 +32,7 @@ for _, member in ipairs(members) do
     if key ~= nil then
       erased = erased + redis.call('DEL', recordKeyOf(base, tag, key))
       redis.call('ZREM', indexKey, kind == 'r|' and key or member)
+      redis.call('ZREM', base .. ':a:' .. tag, key)
     end
     redis.call('ZREM', expiryKey, member)
   end
@@ -42,6 +43,7 @@ if left <= 1 then
   if #rest == 0 or string.sub(rest[1], 1, 2) == 't|' then
     redis.call('DEL', expiryKey)
     redis.call('DEL', indexKey)
+    redis.call('DEL', base .. ':a:' .. tag)
     left = 0
   end
 end

@@ -1,8 +1,9 @@
 --[[
   Operator: one page of a tenant's records by state, from the tenant's listing
   index (never a scan of the keyspace). The index orders every record by updatedAtMs, then key;
-  the state is read from each record (its first value, without decoding the rest), so a page of
-  a rare state examines the entries of the others. Read-mostly: an index entry whose record is
+  the state is read from each record (its first value, without decoding the rest). A page of
+  indeterminate and abandoned records only pages the tenant's attention index instead, which
+  holds just those; any other page of a rare state examines the entries of the others. Read-mostly: an index entry whose record is
   gone is pruned here, and entries of an earlier layout are converted first.
 
   Input:
@@ -55,7 +56,15 @@ if #legacy == LEGACY_BATCH then return { 18, now } end
 
 local stateOfLetter = { i = 'indeterminate', a = 'abandoned', c = 'completed', p = 'in_progress' }
 local wanted = {}
-for index = 1, #letters do wanted[stateOfLetter[string.sub(letters, index, index)]] = true end
+-- States whose effect is unknown only: their own index, not every record's.
+local attentionOnly = true
+for index = 1, #letters do
+  local state = stateOfLetter[string.sub(letters, index, index)]
+  wanted[state] = true
+  if not ATTENTION_STATES[state] then attentionOnly = false end
+end
+local attentionKey = base .. ':a:' .. tag
+local sourceKey = attentionOnly and attentionKey or indexKey
 
 -- `a` after `b` in the index's order of equal scores (bytes, as Redis orders members).
 local function bytesAfter(a, b)
@@ -70,11 +79,11 @@ end
 -- entries of score atMs are found by ZCOUNT, then bisected by key.
 local function firstRankAfter(atMs, key, orAt)
   local score = string.format('%.0f', atMs)
-  local low = redis.call('ZCOUNT', indexKey, '-inf', '(' .. score)
-  local high = low + redis.call('ZCOUNT', indexKey, score, score)
+  local low = redis.call('ZCOUNT', sourceKey, '-inf', '(' .. score)
+  local high = low + redis.call('ZCOUNT', sourceKey, score, score)
   while low < high do
     local middle = math.floor((low + high) / 2)
-    local member = redis.call('ZRANGE', indexKey, middle, middle)[1]
+    local member = redis.call('ZRANGE', sourceKey, middle, middle)[1]
     if bytesAfter(member, key) or (orAt and member == key) then high = middle else low = middle + 1 end
   end
   return low
@@ -84,17 +93,17 @@ local items
 if oldest then
   local from = 0
   if position ~= '' then from = firstRankAfter(tonumber(string.sub(position, 1, 15)), string.sub(position, 16), inclusive) end
-  items = redis.call('ZRANGE', indexKey, from, from + fetch - 1, 'WITHSCORES')
+  items = redis.call('ZRANGE', sourceKey, from, from + fetch - 1, 'WITHSCORES')
 else
   local to
   if position ~= '' then
     to = firstRankAfter(tonumber(string.sub(position, 1, 15)), string.sub(position, 16), not inclusive) - 1
   else
-    to = redis.call('ZCARD', indexKey) - 1
+    to = redis.call('ZCARD', sourceKey) - 1
   end
   items = {}
   if to >= 0 then
-    local ascending = redis.call('ZRANGE', indexKey, math.max(0, to - fetch + 1), to, 'WITHSCORES')
+    local ascending = redis.call('ZRANGE', sourceKey, math.max(0, to - fetch + 1), to, 'WITHSCORES')
     for index = #ascending - 1, 1, -2 do
       items[#items + 1] = ascending[index]
       items[#items + 1] = ascending[index + 1]
@@ -113,10 +122,14 @@ for index = 1, entries do
   last = string.format('%015.0f', score) .. member
   local recordKey = recordKeyOf(base, tag, member)
   local raw = redis.call('GET', recordKey)
+  local state = raw and recordState(raw)
   if not raw then
     redis.call('ZREM', indexKey, member)
     redis.call('ZREM', expiryKey, 'r|' .. member)
-  elseif wanted[recordState(raw)] then
+    redis.call('ZREM', attentionKey, member)
+  elseif attentionOnly and not ATTENTION_STATES[state] then
+    redis.call('ZREM', attentionKey, member)
+  elseif wanted[state] then
     local record = decodeRecord(raw)
     local keep = true
     if record.state == 'in_progress' and expiredOnly and record.leaseExpiresAtMs > now then keep = false end

@@ -19,7 +19,10 @@
   (`<base>:i:{tag}`, member the record's key, scored by its updatedAtMs: ordered by time, then
   key) and its expiry index (`<base>:x:{tag}`, member `r|<key>` scored by the record's retention
   deadline, plus `t|<tenant>` and the journals' `j|<key>`). Neither member names the state, so a
-  settlement moves two scores and no member; `list` reads the state from each record.
+  settlement moves two scores and no member; `list` reads the state from each record. The
+  records whose effect is unknown (indeterminate, abandoned) are also in the tenant's attention
+  index (`<base>:a:{tag}`, scored like the listing index), written only by the rare paths that
+  enter or leave those states.
   writeRecord and deleteRecord (02-holder-writes.lua) keep both in the same script as the
   record; the names are derived from the record key, so they are in its slot. Entries an earlier
   layout wrote (`<state letter><15-digit updatedAtMs><key>`, listing score 0) are converted by
@@ -66,10 +69,10 @@ local function indexNames(key)
     local open = string.find(key, ':r:{', 1, true)
     local close = string.find(key, '}:', open + 4, true)
     local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
-    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2), base .. ':a:' .. tag }
     indexNamesOf[key] = names
   end
-  return names[1], names[2], names[3], names[4], names[5]
+  return names[1], names[2], names[3], names[4], names[5], names[6]
 end
 
 -- A tenant's two indexes expire with the latest deadline they index, plus a slack (the record's
@@ -116,6 +119,19 @@ local function memberKey(key)
   return member
 end
 
+-- The states an operator looks for (nobody knows whether the effect happened): their records are
+-- also in the tenant's attention index, so listing them does not read every record. Only the
+-- rare paths (markIndeterminate, a lapsed lease, resolve) write it.
+local ATTENTION_STATES = { indeterminate = true, abandoned = true }
+
+-- Keeps the attention index until `deadlineMs` plus a slack, as keepIndexesUntil does.
+local function keepAttentionUntil(attentionKey, deadlineMs, slackMs)
+  local ttl = redis.call('PTTL', attentionKey)
+  if ttl ~= -2 and ttl < deadlineMs - nowMs() then
+    redis.call('PEXPIREAT', attentionKey, math.min(deadlineMs + math.min(slackMs, INDEX_EXPIRY_SLACK_MS), MAX_EXACT_MS))
+  end
+end
+
 -- Keeps the record's index entries with its updatedAtMs (listing score) and retention deadline
 -- (expiry score), writing only what moved: a complete moves two scores. The tenant's indexes
 -- are extended only when the deadline moves later (an earlier one is already covered).
@@ -135,7 +151,17 @@ local function indexRecord(key, record, tenant)
   if record.indexedExpiresAtMs == nil or record.expiresAtMs > record.indexedExpiresAtMs then
     keepIndexesUntil(indexKey, expiryKey, record.expiresAtMs, record.retentionMs)
   end
-  record.indexedAtMs, record.indexedExpiresAtMs = record.updatedAtMs, record.expiresAtMs
+  local flagged, wasFlagged = ATTENTION_STATES[record.state], ATTENTION_STATES[record.indexedState]
+  if flagged and (not wasFlagged or record.updatedAtMs ~= record.indexedAtMs) then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZADD', attentionKey, record.updatedAtMs, member)
+    keepAttentionUntil(attentionKey, record.expiresAtMs, record.retentionMs)
+  elseif wasFlagged and not flagged then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZREM', attentionKey, member)
+  end
+  record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
+  record.indexedExpiresAtMs = record.expiresAtMs
 end
 
 -- Drops the record's index entries (both indexes): the record is being deleted.
@@ -144,6 +170,10 @@ local function unindexRecord(key, record)
   local member = memberKey(key)
   redis.call('ZREM', indexKey, member)
   redis.call('ZREM', expiryKey, 'r|' .. member)
+  if ATTENTION_STATES[record.indexedState] then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZREM', attentionKey, member)
+  end
 end
 
 -- The state of a record string without decoding it: the first value, a MessagePack fixstr
@@ -173,7 +203,7 @@ local function decodeRecord(raw)
     codec = codec,
     -- The scores its index entries were written with (a write moves only what changed; a
     -- read-only repeat pays nothing for the index).
-    indexedAtMs = updatedAtMs, indexedExpiresAtMs = expiresAtMs,
+    indexedState = state, indexedAtMs = updatedAtMs, indexedExpiresAtMs = expiresAtMs,
   }
 end
 

@@ -28,6 +28,11 @@ local function convertLegacyEntry(indexKey, expiryKey, base, tag, member, key, n
     member == letters[record.state] .. string.format('%015.0f', record.updatedAtMs) .. key then
     redis.call('ZADD', indexKey, record.updatedAtMs, key)
     redis.call('ZADD', expiryKey, record.expiresAtMs, 'r|' .. key)
+    if ATTENTION_STATES[record.state] then
+      local attentionKey = base .. ':a:' .. tag
+      redis.call('ZADD', attentionKey, record.updatedAtMs, key)
+      keepAttentionUntil(attentionKey, record.expiresAtMs, record.retentionMs)
+    end
   end
 end
 
@@ -49,6 +54,7 @@ local function sweepIndex(key, now, count)
       else
         redis.call('ZREM', indexKey, entryKey)
         redis.call('ZREM', expiryKey, member)
+        redis.call('ZREM', base .. ':a:' .. tag, entryKey)
       end
     elseif kind ~= 't|' then
       local legacyKey = legacyMemberKey(member)
