@@ -33,6 +33,7 @@ export const ROLES = {
   'eviction policy': 'eviction-policy.ts',
   'script helpers': 'lua-includes.ts',
   'script commands': 'script-commands.ts',
+  'record unpack': 'record-unpack.ts',
 } as const;
 
 const root = new URL('../../../', import.meta.url);

@@ -133,6 +133,54 @@ describe('claims', () => {
     expect(replay.record.expiresAtMs).toBeLessThanOrEqual(now + 60_000);
   });
 
+  it('answers a repeat from the stored string exactly as get reads the record (every field, a resolution, a codec)', async () => {
+    const options = {
+      retentionMs: 60_000,
+      runId: 'run-1',
+      callId: 'call-1',
+      description: 'déjà vu ✓',
+      codec: 'json',
+    };
+    const completed = newRef();
+    const held = await acquire(completed, options);
+    await store.complete(completed, held.holder, 'ünïcode outcome 🎉', 60_000);
+    const marked = newRef();
+    const markedHeld = await acquire(marked, options);
+    await store.markIndeterminate(
+      marked,
+      markedHeld.holder,
+      { type: 'Timeout', message: 'no answer' },
+      60_000,
+    );
+    const resolved = newRef();
+    const resolvedHeld = await acquire(resolved, options);
+    await store.markIndeterminate(resolved, resolvedHeld.holder, { type: 'T', message: 'm' }, 60_000);
+    await store.resolve(resolved, { outcome: '"fixed"', by: 'ops', reason: 'checked' }, 60_000);
+    const abandoned = newRef();
+    await acquire(abandoned, { leaseMs: 1, maxAttempts: 1, mode: 'at-least-once' });
+    await sleep(5);
+    expect((await store.claim(abandoned, claimOptions({ maxAttempts: 1 }))).status).toBe('abandoned');
+    for (const [ref, status] of [
+      [completed, 'completed'],
+      [marked, 'indeterminate'],
+      [resolved, 'completed'],
+      [abandoned, 'abandoned'],
+    ] as const) {
+      const repeat = await store.claim(ref, claimOptions());
+      expect(repeat.status).toBe(status);
+      expect((repeat as { record: unknown }).record).toEqual(await store.get(ref));
+    }
+    const replayed = (await store.claim(resolved, claimOptions())) as { record: { resolution?: unknown } };
+    expect(replayed.record.resolution).toMatchObject({ by: 'ops', reason: 'checked', action: 'completed' });
+    // Another tool is a conflict, judged on the client from the string.
+    expect((await store.claim(completed, claimOptions({ tool: 'other' }))).status).toBe('conflict');
+    const fingerprint = claimOptions({ fingerprint: 'e'.repeat(64), checkFingerprint: true });
+    expect((await store.claim(completed, fingerprint)).status).toBe('conflict');
+    expect((await store.claim(completed, { ...fingerprint, checkFingerprint: false })).status).toBe(
+      'completed',
+    );
+  });
+
   it('reports a conflict for another tool, and for another fingerprint only when asked', async () => {
     const ref = newRef();
     await acquire(ref);
@@ -514,6 +562,55 @@ describe('retention and forget', () => {
     await sleep(20);
     const stale = await client.zcount(tenantNames(prefix, tenant).expiry, '-inf', await redisNowMs());
     expect(stale, `stale ${stale}`).toBeLessThan(keys / 2);
+  });
+
+  it('converts index entries of the previous layout (the state in the member) when listing; forget erases either kind', async () => {
+    const tenant = `legacy-${randomUUID()}`;
+    const { index, expiry } = tenantNames(prefix, tenant);
+    const letters: Record<string, string> = { in_progress: 'p', completed: 'c', indeterminate: 'i' };
+    const refs = Array.from({ length: 250 }, () => newRef(tenant));
+    for (const [at, ref] of refs.entries()) {
+      const claimed = await acquire(ref);
+      if (at % 3 === 1) await store.complete(ref, claimed.holder, '"done"', 60_000);
+      if (at % 3 === 2)
+        await store.markIndeterminate(ref, claimed.holder, { type: 'T', message: 'm' }, 60_000);
+    }
+    // Rewrite every entry as the previous layout wrote it: `<state letter><15-digit updatedAtMs><key>`,
+    // score 0 in the listing index and the deadline in the expiry index.
+    for (const ref of refs) {
+      const record = (await store.get(ref))!;
+      const member = `${letters[record.state]}${String(record.updatedAtMs).padStart(15, '0')}${ref.key}`;
+      await client.zrem(index, ref.key);
+      await client.zrem(expiry, `r|${ref.key}`);
+      await client.zadd(index, 0, member);
+      await client.zadd(expiry, record.expiresAtMs, member);
+    }
+    // One record moved on after the upgrade: its old entry names another state and is dropped.
+    const moved = refs[0]!;
+    const held = (await store.get(moved))!;
+    await store.complete(moved, { fence: held.fence, owner: held.owner }, '"late"', 60_000);
+    // More than one batch of 200: list converts, then answers.
+    const listed = await store.list({
+      tenant,
+      states: ['in_progress', 'completed', 'indeterminate'],
+      limit: 500,
+    });
+    expect(listed.records.map((record) => record.key).sort()).toEqual(refs.map((ref) => ref.key).sort());
+    for (const record of listed.records) expect(record.state).toBe((await store.get(record))!.state);
+    expect(await client.zcount(index, 0, 0)).toBe(0);
+    expect(await client.zcard(index)).toBe(250);
+    expect(await client.zcard(expiry)).toBe(251); // and the tenant's name
+    expect(await client.zscore(index, moved.key)).toBe(String((await store.get(moved))!.updatedAtMs));
+    // forget erases records named by either kind of entry.
+    const other = newRef(tenant);
+    const otherRecord = await acquire(other);
+    await client.zrem(index, other.key);
+    await client.zrem(expiry, `r|${other.key}`);
+    const otherMember = `p${String(otherRecord.leaseExpiresAtMs - 10_000).padStart(15, '0')}${other.key}`;
+    await client.zadd(index, 0, otherMember);
+    await client.zadd(expiry, otherRecord.leaseExpiresAtMs + 60_000, otherMember);
+    expect(await store.forget({ tenant })).toBe(251);
+    expect(await client.exists(index, expiry)).toBe(0);
   });
 
   it('forgets every record of one tenant across SCAN batches, and only that tenant', async () => {

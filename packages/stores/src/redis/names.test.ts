@@ -50,7 +50,11 @@ describe('record names', () => {
     expect(names.key).toBe(`tf:v2:r:{${tag}}:k1`);
     expect(names.channel).toBe(`tf:v2:s:{${tag}}:k1`);
     expect(names.journal).toBe(`tf:v2:j:{${tag}}:k1`);
-    expect(tenantNames('tf', 'acme')).toEqual({ index: `tf:v2:i:{${tag}}`, expiry: `tf:v2:x:{${tag}}` });
+    expect(tenantNames('tf', 'acme')).toEqual({
+      index: `tf:v2:i:{${tag}}`,
+      expiry: `tf:v2:x:{${tag}}`,
+      attention: `tf:v2:a:{${tag}}`,
+    });
   });
 
   it("builds a pattern that matches every tenant's expiry index only, even with a glob-y prefix", () => {

@@ -67,10 +67,20 @@ export function recordNames(prefix: string, ref: RecordRef): RecordNames {
   };
 }
 
-/** A tenant's listing index and expiry index (see statements/includes/01-record.lua). */
-export function tenantNames(prefix: string, tenant: string): { index: string; expiry: string } {
+/**
+ * A tenant's listing, expiry and attention indexes (see statements/includes/01-record.lua); the scripts
+ * are given the first two and derive the third.
+ */
+export function tenantNames(
+  prefix: string,
+  tenant: string,
+): { index: string; expiry: string; attention: string } {
   const tag = tenantTag(tenant);
-  return { index: `${prefix}:${KEY_LAYOUT}:i:{${tag}}`, expiry: `${prefix}:${KEY_LAYOUT}:x:{${tag}}` };
+  return {
+    index: `${prefix}:${KEY_LAYOUT}:i:{${tag}}`,
+    expiry: `${prefix}:${KEY_LAYOUT}:x:{${tag}}`,
+    attention: `${prefix}:${KEY_LAYOUT}:a:{${tag}}`,
+  };
 }
 
 /** The SCAN MATCH pattern of every tenant's expiry index (listing every tenant: operators only). */

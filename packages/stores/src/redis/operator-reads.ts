@@ -39,8 +39,13 @@ export interface RedisListHost {
   readonly list: ScriptCommand;
 }
 
-/** Index entries a page examines per state at most. */
-const fetchBudget = (limit: number) => Math.min(2 * limit + 20, 2000);
+/**
+ * Index entries a page examines at most. The index holds every state (the state is read from
+ * each record), so a page of a rare state looks past the others: at least 1,000 entries.
+ */
+const fetchBudget = (limit: number) => Math.min(Math.max(2 * limit + 20, 1000), 2000);
+/** list-2.lua converted entries of an earlier layout and has more to convert. */
+const CONVERTING = 18;
 const SCAN_COUNT = 500;
 
 const pad = (ms: number) => String(ms).padStart(15, '0');
@@ -82,16 +87,19 @@ async function tenantPage(
   options: ListOptions,
   start: Start | undefined,
 ): Promise<TenantPage> {
-  const raw = await host.exchange.run('list', host.client, () =>
-    host.list(
-      names.index,
-      names.expiry,
-      ...scriptArguments(options),
-      start?.suffix ?? '',
-      start?.inclusive === true ? '1' : '0',
-    ),
-  );
-  return host.exchange.decode('list', () => decodeTenantPage(raw, options.tenant));
+  for (;;) {
+    const raw = await host.exchange.run('list', host.client, () =>
+      host.list(
+        names.index,
+        names.expiry,
+        ...scriptArguments(options),
+        start?.suffix ?? '',
+        start?.inclusive === true ? '1' : '0',
+      ),
+    );
+    if (Array.isArray(raw) && raw[0] === CONVERTING) continue;
+    return host.exchange.decode('list', () => decodeTenantPage(raw, options.tenant));
+  }
 }
 
 function decodeTenantPage(raw: unknown, knownTenant: string | undefined): TenantPage {

@@ -1,6 +1,7 @@
 // The ONE place where the replies of the Lua scripts (statements/*.lua) become results. Every script
 // replies `{ code, nowMs, ...payload }`; the codes are listed in each script's header.
 import type {
+  ClaimOptions,
   ClaimResult,
   CompleteResult,
   IdempotencyRecord,
@@ -12,6 +13,7 @@ import type {
   ResolutionEntry,
   ResolveResult,
 } from '@toolfence/core/store';
+import { recordReplyOfString } from './record-unpack.js';
 
 export const ReplyCode = {
   acquired: 1,
@@ -33,6 +35,8 @@ export const ReplyCode = {
   changed: 16,
   /** resolve: the record is in progress under a live lease (and the resolve was not forced). */
   holderAlive: 17,
+  /** claim: the record is settled; the reply carries its string, which the client judges. */
+  settledString: 20,
 } as const;
 
 /** A reply no script sends: a version mismatch or a broken script. Becomes StoreUnavailableError. */
@@ -186,9 +190,40 @@ export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole:
   };
 }
 
-export function claimResult(ref: RecordRef, raw: unknown): ClaimResult {
+/** What a claim's reply is judged by when it carries a settled record's string. */
+export type ClaimCheck = Pick<ClaimOptions, 'tool' | 'fingerprint' | 'checkFingerprint'>;
+
+/**
+ * A settled record as the claim found it (`{ 20, 0, <record string> }`): another tool, or
+ * another fingerprint when checked, is a conflict; else its state answers, as claim-1.lua
+ * judged it before it replied the string instead.
+ */
+function settledClaimResult(ref: RecordRef, raw: unknown, reply: Reply, check: ClaimCheck): ClaimResult {
+  const bytes = reply[2];
+  const fields = Buffer.isBuffer(bytes) ? recordReplyOfString(ReplyCode.settledString, bytes) : undefined;
+  if (fields === undefined) throw new UnexpectedReplyError('claim', raw);
+  const record = decodeRecord('claim', ref, fields);
+  if (record.tool !== check.tool || (check.checkFingerprint && record.fingerprint !== check.fingerprint)) {
+    return { status: 'conflict', record };
+  }
+  switch (record.state) {
+    case 'completed':
+      return { status: 'completed', record };
+    case 'indeterminate':
+      return { status: 'indeterminate', record };
+    case 'abandoned':
+      return { status: 'abandoned', record };
+    default:
+      throw new UnexpectedReplyError('claim', raw);
+  }
+}
+
+export function claimResult(ref: RecordRef, raw: unknown, check?: ClaimCheck): ClaimResult {
   const reply = asReply('claim', raw);
   switch (codeOf(reply)) {
+    case ReplyCode.settledString:
+      if (check === undefined) throw new UnexpectedReplyError('claim', raw);
+      return settledClaimResult(ref, raw, reply, check);
     case ReplyCode.acquired:
       return {
         status: 'acquired',

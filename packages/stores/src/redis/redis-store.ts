@@ -174,7 +174,7 @@ export class RedisStore implements IdempotencyStore {
         options.codec ?? '', // the guard's codec, kept with a new record
       ),
     );
-    return this.#exchange.decode('claim', () => claimResult(ref, reply));
+    return this.#exchange.decode('claim', () => claimResult(ref, reply, options));
   }
 
   async renew(ref: RecordRef, holder: Holder, leaseMs: number): Promise<RenewResult> {

@@ -130,7 +130,7 @@ describe('the Lua scripts, loaded from statements/*.lua', () => {
     const definedAbove = [...above.matchAll(/^local (?:function )?([A-Za-z_]\w*)/gm)].map(
       (match) => match[1],
     );
-    for (const helper of ['readRecord', 'recordReply', 'checkDuration'])
+    for (const helper of ['recordState', 'decodeRecord', 'recordReply', 'checkDuration'])
       expect(definedAbove).toContain(helper);
     for (const helper of [
       'writeRecord',
@@ -143,8 +143,10 @@ describe('the Lua scripts, loaded from statements/*.lua', () => {
       expect(definedAbove).not.toContain(helper);
       expect(lua.indexOf(`local function ${helper}(`)).toBeGreaterThan(marker);
     }
-    // Everything a settled record or a conflict is answered with is above it.
-    for (const code of [2, 4, 5, 6]) expect(above).toContain(`return recordReply(${code}, 0, record)`);
+    // Everything a settled record or a conflict is answered with is above it: a settled record
+    // as its stored string (the client judges it), an in-progress conflict as fields.
+    expect(above).toContain('return { 20, 0, raw }');
+    expect(above).toContain('return recordReply(6, 0, record)');
   });
 
   it('names the package version', () => {

@@ -24,17 +24,20 @@
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
                                                                      claim of the current attempt)
-    { 2, 0, <record> }  completed
+    { 20, 0, <record string> }  found settled (completed, indeterminate, abandoned): the record
+                                as stored, judged by the client (a conflict, or its state)
     { 3, nowMs, <record> }  busy (live lease held by another attempt)
-    { 4, nowMs|0, <record> }  indeterminate (found so: 0, or marked so now: expired at-most-once lease)
-    { 5, nowMs|0, <record> }  abandoned (found so: 0, or marked so now: maxAttempts lost)
-    { 6, 0, <record> }  conflict (another tool, or another fingerprint when checked)
+    { 4, nowMs, <record> }  indeterminate (marked so now: expired at-most-once lease)
+    { 5, nowMs, <record> }  abandoned (marked so now: maxAttempts lost)
+    { 6, 0, <record> }  conflict (an in-progress record of another tool, or another fingerprint
+                        when checked)
   <record> = state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, tool, fingerprint,
              outcome, errorType, errorMessage, then the operator fields (recordReply,
              includes/01-record.lua)
   The clock (TIME, about a quarter of a repeat's cost) is read only where a decision needs it: a
   record found settled, or a conflict, is answered as found, with 0 for nowMs. A settled record
-  needs no clock to be live: Redis expires it at its retention deadline.
+  needs no clock to be live: Redis expires it at its retention deadline. Code 2 (completed) is
+  no longer sent: a found record comes as code 20.
 ]]
 local key = KEYS[1]
 local tool = ARGV[1]
@@ -52,22 +55,16 @@ checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
 checkDuration('maxAttempts', maxAttempts, 1000)
 
-local record = readRecord(key)
+local raw = redis.call('GET', key)
 
--- A record found settled, or a conflict, is answered as found (a repeat): nothing below runs.
-if record then
-  if record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint) then
-    return recordReply(6, 0, record)
-  end
-  if record.state == 'completed' then
-    return recordReply(2, 0, record)
-  end
-  if record.state == 'indeterminate' then
-    return recordReply(4, 0, record)
-  end
-  if record.state == 'abandoned' then
-    return recordReply(5, 0, record)
-  end
+-- A record found settled is answered as it is stored (a repeat): the client decodes it and judges
+-- a conflict (codes.ts, settledClaimResult), so nothing below runs and nothing is unpacked here.
+if raw and recordState(raw) ~= 'in_progress' then
+  return { 20, 0, raw }
+end
+local record = raw and decodeRecord(raw)
+if record and (record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint)) then
+  return recordReply(6, 0, record)
 end
 
 --- @helpers-below: the helpers only the rest of the script uses (a repeat never defines them)

@@ -1,6 +1,6 @@
 --[[
   Erases up to ARGV[1] entries of a tenant's expiry index: the records (and their
-  listing entries) and resolution journals it names. Called until it reports nothing left; the
+  listing and attention entries) and resolution journals it names. Called until it reports nothing left; the
   tenant's indexes go with the last batch.
 
   Input:
@@ -27,8 +27,13 @@ for _, member in ipairs(members) do
     redis.call('DEL', base .. ':j:' .. tag .. ':' .. escapeKey(string.sub(member, 3)))
     redis.call('ZREM', expiryKey, member)
   elseif kind ~= 't|' then
-    erased = erased + redis.call('DEL', memberRecordKey(base, tag, member))
-    redis.call('ZREM', indexKey, member)
+    -- `r|<key>`, or a member of an earlier layout (the same string in both indexes).
+    local key = kind == 'r|' and string.sub(member, 3) or legacyMemberKey(member)
+    if key ~= nil then
+      erased = erased + redis.call('DEL', recordKeyOf(base, tag, key))
+      redis.call('ZREM', indexKey, kind == 'r|' and key or member)
+      redis.call('ZREM', base .. ':a:' .. tag, key)
+    end
     redis.call('ZREM', expiryKey, member)
   end
 end
@@ -38,6 +43,7 @@ if left <= 1 then
   if #rest == 0 or string.sub(rest[1], 1, 2) == 't|' then
     redis.call('DEL', expiryKey)
     redis.call('DEL', indexKey)
+    redis.call('DEL', base .. ':a:' .. tag)
     left = 0
   end
 end

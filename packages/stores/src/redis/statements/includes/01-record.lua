@@ -16,10 +16,17 @@
   binary-safe, so outcomes round-trip byte for byte.
 
   Every record of a tenant shares the tenant's hash tag, with the tenant's listing index
-  (`<base>:i:{tag}`, lex-ordered members `<state letter><15-digit updatedAtMs><key>`) and its
-  expiry index (`<base>:x:{tag}`, the same members scored by the record's retention deadline,
-  plus `t|<tenant>`). writeRecord and deleteRecord (02-holder-writes.lua) keep both in the same
-  script as the record; the names are derived from the record key, so they are in its slot.
+  (`<base>:i:{tag}`, member the record's key, scored by its updatedAtMs: ordered by time, then
+  key) and its expiry index (`<base>:x:{tag}`, member `r|<key>` scored by the record's retention
+  deadline, plus `t|<tenant>` and the journals' `j|<key>`). Neither member names the state, so a
+  settlement moves two scores and no member; `list` reads the state from each record. The
+  records whose effect is unknown (indeterminate, abandoned) are also in the tenant's attention
+  index (`<base>:a:{tag}`, scored like the listing index), written only by the rare paths that
+  enter or leave those states.
+  writeRecord and deleteRecord (02-holder-writes.lua) keep both in the same script as the
+  record; the names are derived from the record key, so they are in its slot. Entries an earlier
+  layout wrote (`<state letter><15-digit updatedAtMs><key>`, listing score 0) are converted by
+  list and the sweep (convertLegacyEntry, 03-tenant-index.lua).
 
   All times are epoch milliseconds on the Redis server's clock.
 ]]
@@ -53,9 +60,7 @@ local function nowMs()
   return scriptNowMs
 end
 
--- The names of a record's tenant indexes and its index member.
-local STATE_LETTERS = { in_progress = 'p', completed = 'c', indeterminate = 'i', abandoned = 'a' }
-
+-- The names of a record's tenant indexes.
 local indexNamesOf = {}
 local function indexNames(key)
   local names = indexNamesOf[key]
@@ -64,17 +69,17 @@ local function indexNames(key)
     local open = string.find(key, ':r:{', 1, true)
     local close = string.find(key, '}:', open + 4, true)
     local base, tag = string.sub(key, 1, open - 1), string.sub(key, open + 3, close)
-    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2) }
+    names = { base .. ':i:' .. tag, base .. ':x:' .. tag, base, tag, string.sub(key, close + 2), base .. ':a:' .. tag }
     indexNamesOf[key] = names
   end
-  return names[1], names[2], names[3], names[4], names[5]
+  return names[1], names[2], names[3], names[4], names[5], names[6]
 end
 
 -- A tenant's two indexes expire with the latest deadline they index, plus a slack (the record's
 -- retention, at most an hour) so that a busy tenant extends them about once per slack rather
 -- than on every write: a tenant that goes quiet leaves no index behind once its records'
--- retention has passed (issue 30, item 2), and every live entry keeps its index (the expiry is
--- only ever moved later).
+-- retention has passed, and every live entry keeps its index (the expiry is only ever moved
+-- later).
 local INDEX_EXPIRY_SLACK_MS = 3600000
 
 local function keepIndexesUntil(indexKey, expiryKey, deadlineMs, slackMs)
@@ -102,57 +107,82 @@ local function unescapeKey(escaped)
   return (string.gsub(escaped, '%%(%x%x)', function(hex) return string.char(tonumber(hex, 16)) end))
 end
 
-local function indexMemberOf(key, state, updatedAtMs)
-  if updatedAtMs == nil then return nil end
-  local _, _, _, _, escapedKey = indexNames(key)
-  return STATE_LETTERS[state] .. string.format('%015.0f', updatedAtMs) .. unescapeKey(escapedKey)
-end
-
--- The index member a record was read with (nil for a new record).
-local function indexedMember(key, record)
-  if record.indexedAtMs == nil then return nil end
-  return indexMemberOf(key, record.indexedState, record.indexedAtMs)
-end
-
--- Moves the record's index entry to its current state and updatedAtMs (both indexes), and keeps
--- the expiry index's deadline with the record's. `tenant` (a new record's claim) also names the
--- tenant in its expiry index (`t|<tenant>`, score +inf, for listings of every tenant), in the
--- same ZADD: re-adding it with the same score changes nothing.
-local function indexRecord(key, record, tenant)
-  local member = indexMemberOf(key, record.state, record.updatedAtMs)
-  local previous = indexedMember(key, record)
-  local indexKey, expiryKey = indexNames(key)
-  if previous ~= nil and previous ~= member then
-    redis.call('ZREM', indexKey, previous)
-    redis.call('ZREM', expiryKey, previous)
+-- The record's key as its index members name it (unescaped), computed once per script.
+local memberKeyOf = {}
+local function memberKey(key)
+  local member = memberKeyOf[key]
+  if member == nil then
+    local _, _, _, _, escapedKey = indexNames(key)
+    member = unescapeKey(escapedKey)
+    memberKeyOf[key] = member
   end
-  if member ~= nil then
-    if previous ~= member then redis.call('ZADD', indexKey, 0, member) end
-    if tenant ~= nil then
-      redis.call('ZADD', expiryKey, record.expiresAtMs, member, 'inf', 't|' .. tenant)
-    else
-      redis.call('ZADD', expiryKey, record.expiresAtMs, member)
-    end
+  return member
+end
+
+-- The states an operator looks for (nobody knows whether the effect happened): their records are
+-- also in the tenant's attention index, so listing them does not read every record. Only the
+-- rare paths (markIndeterminate, a lapsed lease, resolve) write it.
+local ATTENTION_STATES = { indeterminate = true, abandoned = true }
+
+-- Keeps the attention index until `deadlineMs` plus a slack, as keepIndexesUntil does.
+local function keepAttentionUntil(attentionKey, deadlineMs, slackMs)
+  local ttl = redis.call('PTTL', attentionKey)
+  if ttl ~= -2 and ttl < deadlineMs - nowMs() then
+    redis.call('PEXPIREAT', attentionKey, math.min(deadlineMs + math.min(slackMs, INDEX_EXPIRY_SLACK_MS), MAX_EXACT_MS))
+  end
+end
+
+-- Keeps the record's index entries with its updatedAtMs (listing score) and retention deadline
+-- (expiry score), writing only what moved: a complete moves two scores. The tenant's indexes
+-- are extended only when the deadline moves later (an earlier one is already covered).
+-- `tenant` (a new record's claim) also names the tenant in its expiry index (`t|<tenant>`, score
+-- +inf, for listings of every tenant), in the same ZADD: re-adding it changes nothing.
+local function indexRecord(key, record, tenant)
+  local indexKey, expiryKey = indexNames(key)
+  local member = memberKey(key)
+  if record.updatedAtMs ~= nil and record.updatedAtMs ~= record.indexedAtMs then
+    redis.call('ZADD', indexKey, record.updatedAtMs, member)
+  end
+  if tenant ~= nil then
+    redis.call('ZADD', expiryKey, record.expiresAtMs, 'r|' .. member, 'inf', 't|' .. tenant)
+  elseif record.expiresAtMs ~= record.indexedExpiresAtMs then
+    redis.call('ZADD', expiryKey, record.expiresAtMs, 'r|' .. member)
+  end
+  if record.indexedExpiresAtMs == nil or record.expiresAtMs > record.indexedExpiresAtMs then
     keepIndexesUntil(indexKey, expiryKey, record.expiresAtMs, record.retentionMs)
   end
+  local flagged, wasFlagged = ATTENTION_STATES[record.state], ATTENTION_STATES[record.indexedState]
+  if flagged and (not wasFlagged or record.updatedAtMs ~= record.indexedAtMs) then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZADD', attentionKey, record.updatedAtMs, member)
+    keepAttentionUntil(attentionKey, record.expiresAtMs, record.retentionMs)
+  elseif wasFlagged and not flagged then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZREM', attentionKey, member)
+  end
   record.indexedState, record.indexedAtMs = record.state, record.updatedAtMs
+  record.indexedExpiresAtMs = record.expiresAtMs
 end
 
 -- Drops the record's index entries (both indexes): the record is being deleted.
 local function unindexRecord(key, record)
-  local member = indexedMember(key, record)
-  if member ~= nil then
-    local indexKey, expiryKey = indexNames(key)
-    redis.call('ZREM', indexKey, member)
-    redis.call('ZREM', expiryKey, member)
+  local indexKey, expiryKey = indexNames(key)
+  local member = memberKey(key)
+  redis.call('ZREM', indexKey, member)
+  redis.call('ZREM', expiryKey, 'r|' .. member)
+  if ATTENTION_STATES[record.indexedState] then
+    local _, _, _, _, _, attentionKey = indexNames(key)
+    redis.call('ZREM', attentionKey, member)
   end
 end
 
-local function readRecord(key)
-  local raw = redis.call('GET', key)
-  if not raw then
-    return nil
-  end
+-- The state of a record string without decoding it: the first value, a MessagePack fixstr
+-- (every state is shorter than 32 bytes).
+local function recordState(raw)
+  return string.sub(raw, 2, 1 + string.byte(raw, 1) - 160)
+end
+
+local function decodeRecord(raw)
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
     resolution, waited, codec = cmsgpack.unpack(raw)
@@ -171,10 +201,18 @@ local function readRecord(key)
     runId = runId, callId = callId, description = description,
     claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
     codec = codec,
-    -- The state and time the index entry was made for (its member is computed only when it must
-    -- move, so a read-only repeat pays nothing for the index).
-    indexedState = state, indexedAtMs = updatedAtMs,
+    -- The scores its index entries were written with (a write moves only what changed; a
+    -- read-only repeat pays nothing for the index).
+    indexedState = state, indexedAtMs = updatedAtMs, indexedExpiresAtMs = expiresAtMs,
   }
+end
+
+local function readRecord(key)
+  local raw = redis.call('GET', key)
+  if not raw then
+    return nil
+  end
+  return decodeRecord(raw)
 end
 
 -- The record as its one Redis string.
