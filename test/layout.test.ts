@@ -45,7 +45,9 @@ describe('test layout', () => {
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name)
       // An empty folder a move left behind is not in git.
-      .filter((folder) => readdirSync(join(root, 'test', folder)).length > 0);
+      .filter((folder) => readdirSync(join(root, 'test', folder)).length > 0)
+      // A lane (run.sh: an SDK on a newer Node, installed outside the workspace) is not a package's tests.
+      .filter((folder) => !existsSync(join(root, 'test', folder, 'run.sh')));
     expect(folders.filter((folder) => packages.includes(folder))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 // An Inngest `step.run` whose effect is guarded. Inngest is not installed in this repository, so
 // the handler takes what it uses of the SDK as parameters, typed as Inngest documents them;
-// test/durable/engine-contracts.test.ts runs it against Inngest's retry contract
+// packages/durable/test/engine-contracts.test.ts runs it against Inngest's retry contract
 // (docs/durable-steps.md).
 // #region recipe
 import type { Guard } from '@toolfence/core';

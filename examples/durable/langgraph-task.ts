@@ -1,7 +1,7 @@
 // A LangGraph functional-API task whose effect is guarded: two workers that resume the same
 // thread at once both run the pending task (LangGraph caches a task's result only once it is
 // checkpointed); with guardStep keyed by the thread and LangGraph's task id, the card is charged
-// once and both get the charge. Tested in test/durable/langgraph-task.test.ts (docs/durable-steps.md).
+// once and both get the charge. Tested in packages/durable/test/langgraph-task.test.ts (docs/durable-steps.md).
 // #region recipe
 import {
   type BaseCheckpointSaver,

@@ -1,6 +1,6 @@
 // A Restate `ctx.run` whose effect is guarded. Restate needs its server, which is not on npm, so
 // the handler takes what it uses of `@restatedev/restate-sdk` as parameters, typed as Restate
-// documents them; test/durable/engine-contracts.test.ts runs it against Restate's retry
+// documents them; packages/durable/test/engine-contracts.test.ts runs it against Restate's retry
 // contract (docs/durable-steps.md).
 // #region recipe
 import type { Guard } from '@toolfence/core';

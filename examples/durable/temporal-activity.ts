@@ -1,6 +1,6 @@
 // A Temporal activity whose effect is guarded. The engine is not installed in this repository
 // (its test server is a binary download), so the activity takes what it uses of
-// `@temporalio/activity` as parameters, typed as Temporal documents them; test/durable/
+// `@temporalio/activity` as parameters, typed as Temporal documents them; packages/durable/test/
 // engine-contracts.test.ts runs it against Temporal's retry contract (docs/durable-steps.md).
 // #region recipe
 import type { Guard } from '@toolfence/core';

@@ -7,9 +7,9 @@
 import { Guard, IndeterminateOutcomeError, MemoryStore } from '@toolfence/core';
 import { stopErrorOf } from '@toolfence/durable';
 import { describe, expect, it } from 'vitest';
-import { checkoutHandler } from '../../examples/durable/inngest-step.js';
-import { payHandler } from '../../examples/durable/restate-run.js';
-import { createActivities } from '../../examples/durable/temporal-activity.js';
+import { checkoutHandler } from '../../../examples/durable/inngest-step.js';
+import { payHandler } from '../../../examples/durable/restate-run.js';
+import { createActivities } from '../../../examples/durable/temporal-activity.js';
 
 function countingPayments(options: { failAfterCharge?: boolean } = {}) {
   const charges: string[] = [];

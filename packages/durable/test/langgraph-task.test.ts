@@ -4,7 +4,7 @@
 import { Command, entrypoint, interrupt, MemorySaver, task } from '@langchain/langgraph';
 import { Guard, IndeterminateOutcomeError, MemoryStore } from '@toolfence/core';
 import { describe, expect, it } from 'vitest';
-import { checkoutWorkflow, type Payments } from '../../examples/durable/langgraph-task.js';
+import { checkoutWorkflow, type Payments } from '../../../examples/durable/langgraph-task.js';
 
 function countingPayments(options: { failAfterCharge?: boolean } = {}) {
   const charges: string[] = [];
