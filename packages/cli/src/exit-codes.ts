@@ -3,7 +3,7 @@
  * 0 done, 1 not found or not resolvable, 2 usage (bad options, refused input, an ambiguous key
  * abbreviation), 3 store unavailable or not set up (a namespace with nothing of toolfence's too),
  * 4 holder alive: the record is in progress under a live lease, its body may still take effect,
- * nothing was settled (wait, or `--force --reason`; issue #27),
+ * nothing was settled (wait, or `--force --reason`),
  * 5 a write's result is unknown (it was sent and not answered in time: it may have been applied;
  * reload the record and look before deciding again).
  */

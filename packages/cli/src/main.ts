@@ -212,7 +212,7 @@ function report(error: unknown, output: Output): number {
     StoreUnavailableError.isOutcomeUnknown(error) &&
     writes.has((error as StoreUnavailableError).operation)
   ) {
-    // Issue 27, item 6: a write that was sent and not answered may land later; "unavailable"
+    // A write that was sent and not answered may land later; "unavailable"
     // (exit 3) would read as "nothing changed, try again".
     output.err(`toolfence: ${message}`);
     output.err(

@@ -42,7 +42,7 @@ export function holderNote(holder: {
   return `still running on ${visible(holder.owner)}${since}, lease live until ${iso(holder.leaseExpiresAtMs)}`;
 }
 
-/** What the last column says of an in-progress record: its holder, alive or gone (issue #27). */
+/** What the last column says of an in-progress record: its holder, alive or gone. */
 function inProgressNote(record: ListedRecord, nowMs: number): string {
   if (record.leaseExpiresAtMs > nowMs) return holderNote(record);
   return `holder ${visible(record.owner)} gone: lease expired ${iso(record.leaseExpiresAtMs)}; settleable with --fence ${record.fence} --owner ${visible(record.owner)}`;

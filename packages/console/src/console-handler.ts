@@ -38,7 +38,7 @@ function sendStylesheet(request: IncomingMessage, response: ServerResponse): voi
 }
 
 /**
- * Issue 27, item 6: a settlement sent and not answered in time (a row lock held past
+ * A settlement sent and not answered in time (a row lock held past
  * operationTimeoutMs) may land after the page is answered. "Nothing was changed; try again"
  * would invite a second decision on a record that may already carry the first.
  */

@@ -1,6 +1,6 @@
 // The SDK's `tool()` types a tool's `name` as `string`, so a policy table keyed by tool names
 // could not be checked at compile time: a misspelt name compiled and failed at set-up
-// (issue #27 item 9). This adds one overload to `tool()` (types only, nothing at run time): given
+//. This adds one overload to `tool()` (types only, nothing at run time): given
 // a literal `name`, the tool it returns carries that literal name type. Everything else about the
 // call, the options and the returned `FunctionTool` is the SDK's own.
 import type {

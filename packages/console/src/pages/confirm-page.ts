@@ -39,7 +39,7 @@ function consequence(view: ConfirmView): SafeHtml {
 <p class="notice bad"><strong>If the effect did happen, it happens twice.</strong> Release only after checking that it did not.</p>`;
 }
 
-/** How long the decision is kept: the retention the call was claimed with (issue #27). */
+/** How long the decision is kept: the retention the call was claimed with. */
 function keptFor(record: IdempotencyRecord): SafeHtml {
   if (record.retentionMs === undefined) {
     return html`<p id="retention">Kept for the guard's default retention (this store does not report the call's own).</p>`;

@@ -141,7 +141,7 @@ function stateNote(record: IdempotencyRecord): SafeHtml {
   return html`<p class="notice warn" id="holder-alive">Still running on <span class="mono text">${record.owner}</span>${record.claimedAtMs === undefined ? '' : ` since ${formatTime(record.claimedAtMs)}`}, lease live until ${formatTime(record.leaseExpiresAtMs)}. Its caller may have been answered already (a timeout), but its body may still take effect, so it cannot be settled now: reload this page when it settles (its outcome is then recorded, or it turns indeterminate).</p>`;
 }
 
-/** An in-progress record whose holder is gone: said above the actions (issue #27). */
+/** An in-progress record whose holder is gone: said above the actions. */
 function goneHolderNote(record: IdempotencyRecord): SafeHtml {
   if (record.state !== 'in_progress') return html``;
   return html`<p class="notice warn" id="holder-gone">Its holder <span class="mono text">${record.owner}</span> is gone: its lease expired at ${formatTime(record.leaseExpiresAtMs)} and it stopped renewing (a worker killed mid-call). Nothing runs it now; what it did is unknown until you check.</p>`;

@@ -120,7 +120,7 @@ async function unchangedRecord(
   return record;
 }
 
-/** 409: the holder renews its lease, so its body may still take effect (issue #27). */
+/** 409: the holder renews its lease, so its body may still take effect. */
 function stillRunning(owner: string, leaseExpiresAtMs: number): ConsoleRefusal {
   return new ConsoleRefusal(
     409,

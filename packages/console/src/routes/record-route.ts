@@ -36,7 +36,7 @@ export async function storeNowMs(context: RouteContext, tenant: string): Promise
 
 /**
  * Whether an operator may settle `record` now: indeterminate, abandoned, or in progress under a
- * lease that expired (its holder is gone). A live holder's body may still take effect (issue #27).
+ * lease that expired (its holder is gone). A live holder's body may still take effect.
  */
 export function settleableAt(record: IdempotencyRecord, nowMs: number | undefined): boolean {
   if (record.state === 'indeterminate' || record.state === 'abandoned') return true;

@@ -7,7 +7,7 @@ export interface OutcomeCodec {
    * The codec's name (`json`, `superjson`, `aes-gcm+json`), at most `MAX_NAME_LENGTH` code units:
    * recorded with every record the guard claims (`IdempotencyRecord.codec`), so that an operator
    * tool that cannot encode for it refuses before writing an outcome the application could not
-   * read (issue #27). A codec without a name is recorded as `custom`.
+   * read. A codec without a name is recorded as `custom`.
    */
   readonly name?: string;
   /** Encode a result. May throw (e.g. a BigInt or a cycle in JSON); the guard handles it. */

@@ -20,7 +20,7 @@ export interface LiveHolder {
 /**
  * An operator tried to resolve or release a record whose holder is alive: the record is
  * `in_progress` and its lease is live by the store's clock, so its body may still take effect
- * (issue #27: releasing it let a retry pay a second time while the first body still ran).
+ * (releasing it let a retry pay a second time while the first body still ran).
  * Nothing was changed. Wait until it settles (its outcome is then recorded, or it turns
  * indeterminate), or, if the holder is known to be stuck, force the decision with a reason
  * (`force: { reason }`), which is kept in the record's resolution history.

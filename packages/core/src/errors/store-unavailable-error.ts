@@ -10,7 +10,7 @@ import { ToolfenceError } from './toolfence-error.js';
  * - `'unknown'`: the operation may have been applied. It was sent and no answer came within its
  *   deadline (`operationTimeoutMs`, the guard's step budget), or the connection ended while it
  *   was in flight: a write can land after the error (a PostgreSQL row lock released later, a
- *   reply lost). Read the record before deciding again (issue 27, item 6).
+ *   reply lost). Read the record before deciding again.
  *
  * A store that does not say is read as `'unknown'`: "nothing changed" is never assumed.
  */

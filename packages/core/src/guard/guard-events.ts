@@ -12,7 +12,7 @@ export type GuardEventType =
    * abort) before the body settled; the claim is held until it does. Not a record that needs a
    * decision: a body that then returns completes the record (a retry replays it); one that fails,
    * or is still running `waitTimeoutMs` later, leaves it indeterminate (`tool.indeterminate`
-   * then). Issue 27, item 2.
+   * then).
    */
   | 'tool.interrupted'
   | 'tool.abandoned'
@@ -41,7 +41,7 @@ export interface GuardEvent {
    * The error, for `tool.failed`, `tool.indeterminate`, `tool.abandoned`, `tool.fenced`, and
    * `tool.pending` (a waiter gave up after `waitTimeoutMs`: the outcome is pending, not failed).
    * A body's error is recorded as the store records it: its type and code, the message
-   * `(message not recorded)` unless `GuardOptions.describeError` gives one (issue 30, item 6).
+   * `(message not recorded)` unless `GuardOptions.describeError` gives one.
    */
   readonly error?: { readonly type: string; readonly message: string };
   /** For `tool.completed`: false when the result could not be recorded (store unreachable). */

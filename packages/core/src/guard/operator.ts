@@ -39,7 +39,7 @@ export interface ResolveOptions {
   /**
    * How long the settled record (and the resolution entry) is kept, in ms. Default: the retention
    * the call was claimed with (`record.retentionMs`, its policy's), else the guard's default
-   * retention for a store that does not report it (issue #27: "it happened" kept for the guard's
+   * retention for a store that does not report it ("it happened" kept for the guard's
    * 1 day instead of the policy's 7 let a run resumed on day 2 run the call again).
    */
   readonly retentionMs?: number;
@@ -60,7 +60,7 @@ export interface ResolveOptions {
    * clock: its body may still take effect), which is otherwise refused with `HolderAliveError`.
    * `reason` (required, at most `MAX_REASON_LENGTH` code units) is kept as the resolution's
    * reason, replacing `options.reason`, and the entry says `forced: true`. Only for a holder known
-   * to be stuck: a body that later completes finds its record settled (issue #27).
+   * to be stuck: a body that later completes finds its record settled.
    */
   readonly force?: { readonly reason: string };
 }
@@ -167,7 +167,7 @@ export async function resolveRecord(
 }
 
 /**
- * An outcome is written only with the codec that wrote the record's life (issue #27): a guard on
+ * An outcome is written only with the codec that wrote the record's life: a guard on
  * another codec (the CLI's JSON, a console given no guard) would leave an outcome the application
  * cannot read, an `OutcomeEncodingError` on every replay for the whole retention. Records of
  * stores or guards that say nothing about their codec are taken as they were.

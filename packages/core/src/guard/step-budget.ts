@@ -1,4 +1,4 @@
-// One deadline per guard step (issue 30, item 5). A step is what the guard asks of the store
+// One deadline per guard step. A step is what the guard asks of the store
 // before it answers the caller: the claim (its first try and the resend of a claim whose reply
 // was lost), the recording of an outcome (complete and its retries). The store's own
 // operationTimeoutMs bounds each TRY; without a budget per step, a frozen store held a new call
@@ -83,7 +83,7 @@ function budgetSpent(operation: string, budget: StepBudget): StoreUnavailableErr
   return new StoreUnavailableError(
     operation,
     `no answer within the guard's store step budget (storeStepTimeoutMs ${budget.budgetMs} ms, retries included)`,
-    // The try in flight may still land (issue 27, item 6).
+    // The try in flight may still land.
     { outcome: 'unknown' },
   );
 }

@@ -20,7 +20,7 @@ export function decideResolve(
   if (!resolutionApplies(record, resolution)) {
     return { result: { status: 'changed', record: snapshot(record) }, settled: false };
   }
-  // A completed record is settled; a live holder's body may still take effect (issue #27).
+  // A completed record is settled; a live holder's body may still take effect.
   const decision = resolveDecision(record, resolution, now);
   if (decision !== 'settle')
     return { result: { status: decision, record: snapshot(record) }, settled: false };

@@ -34,7 +34,7 @@ export function isHolder(record: MutableRecord, holder: Holder): boolean {
 /**
  * The record as callers see it (a copy without the store's own fields; absent fields stay
  * absent). Field by field: a rest copy (`{ retentionMs, ...visible }`) took V8's slow path,
- * ~5 % of a repeat's CPU (bench/RESULTS.md, "Issue 22, run 3 changes").
+ * ~5 % of a repeat's CPU (bench/RESULTS.md).
  */
 export function snapshot(record: MutableRecord): IdempotencyRecord {
   const visible: VisibleRecord = {

@@ -28,14 +28,14 @@ export interface IdempotencyRecord {
   /**
    * The retention window (ms) the call was claimed with (`ClaimOptions.retentionMs`): how long
    * the record is kept once it settles. An operator's resolution keeps it unless the operator
-   * gives another (issue #27). Reported by `get` and `claim` on every store of this repository;
+   * gives another. Reported by `get` and `claim` on every store of this repository;
    * optional for stores written before it.
    */
   readonly retentionMs?: number;
   /**
    * The name of the codec of the guard whose claim created this life of the record (`json` for
    * the default): outcomes of it, the call's own and an operator's, must be encoded with it. An
-   * operator tool that encodes otherwise refuses before writing (issue #27). A guard whose codec
+   * operator tool that encodes otherwise refuses before writing. A guard whose codec
    * has no name records `custom` (`OutcomeCodec.name`); absent on records written before it
    * existed, or by a store that does not keep it.
    */
@@ -210,7 +210,7 @@ export interface ResolutionCondition {
 export interface ResolutionForce {
   /**
    * Resolve even an `in_progress` record whose lease is live by the store's clock (the body may
-   * still be running: issue #27, "two refunds"). Requires `reason`; the entry says `forced: true`.
+   * still be running: "two refunds"). Requires `reason`; the entry says `forced: true`.
    */
   readonly force?: true;
 }

@@ -14,7 +14,7 @@ export type GuardOutcome =
   | 'indeterminate'
   /**
    * An EFFECTFUL caller was answered (`IndeterminateOutcomeError`, its timeout or abort) before
-   * the body settled: nothing to decide yet (issue 27, item 2).
+   * the body settled: nothing to decide yet.
    */
   | 'interrupted'
   /** An IDEMPOTENT call lost `maxAttempts` holders (`ExecutionAbandonedError`). */

@@ -8,7 +8,7 @@ import { prepareFunctionToolInput, setFunctionToolPreparedInput } from '@openai/
 // `agent.asTool()` tool (keyed by the tool). A fenced tool has an `invoke` of its own, so without
 // these entries the runner would treat it as a hand-built tool: `needsApproval` would get the
 // model's raw JSON (no trim, no defaults, no coercion) and a policy that reads the normalised
-// input would wave a call through (issue #27 item 7). The SDK exports no way to register a tool;
+// input would wave a call through. The SDK exports no way to register a tool;
 // this module finds the maps by watching, once, what the SDK's own functions write, and copies
 // the original's entries to the fenced tool: the SDK then sees the fenced tool as it sees the
 // original.

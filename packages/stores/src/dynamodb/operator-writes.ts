@@ -128,7 +128,7 @@ export async function resolve(
     if (!isLive(current, now)) return { status: 'not_found' };
     if (!resolutionApplies(toRecord(current), resolution))
       return { status: 'changed', record: toRecord(current) };
-    // A completed record is settled; a live holder's body may still take effect (issue #27):
+    // A completed record is settled; a live holder's body may still take effect:
     // judged on this store's clock (the writer's), as its claims judge leases.
     const decision = resolveDecision(current as RecordItem & { state: RecordState }, resolution, now);
     if (decision !== 'settle') return { status: decision, record: toRecord(current) };

@@ -250,7 +250,7 @@ export function toRecord(record: RecordItem): IdempotencyRecord {
   if (record.callId !== undefined) out.callId = record.callId;
   if (record.description !== undefined) out.description = record.description;
   if (record.codec !== undefined) out.codec = record.codec;
-  // The retention the call was claimed with (issue #27, item 4): operators keep it.
+  // The retention the call was claimed with: operators keep it.
   if (record.retentionMs > 0) out.retentionMs = record.retentionMs;
   if (record.claimedAtMs !== undefined) out.claimedAtMs = record.claimedAtMs;
   if (record.resolution !== undefined) out.resolution = record.resolution;

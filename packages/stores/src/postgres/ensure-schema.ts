@@ -2,7 +2,7 @@
 // lock, each in its own transaction, with the online steps of a migration (migration-steps.ts)
 // after it. Migration statements have the migration's own deadline (`timeoutMs`, default none),
 // not the store's per-operation one: a 3,000,000-row table at 0003 took longer than 5 s to upgrade,
-// every ensureSchema() rolled back, and every claim then failed (issue 30, item 3).
+// every ensureSchema() rolled back, and every claim then failed.
 import { StoreUnavailableError } from '@toolfence/core/store';
 import type { StatementRunner } from './backend.js';
 import { toStoreError } from './errors.js';

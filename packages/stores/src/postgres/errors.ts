@@ -102,7 +102,7 @@ const notSentMessages =
   /timeout exceeded when trying to connect|Cannot use a pool after calling end|does not support SSL/i;
 
 /**
- * Whether a failed statement may have been applied (issue 27, item 6): an error the server sent
+ * Whether a failed statement may have been applied: an error the server sent
  * (a SQLSTATE) means the statement failed and its transaction rolled back; a connection never
  * made sent nothing; a connection that ended or timed out with the statement in flight may have
  * committed it.

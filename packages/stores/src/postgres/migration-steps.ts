@@ -2,7 +2,7 @@
 //
 // A line `-- @online <kind> <label>` starts a step that runs after the migration's transaction
 // commits, outside any transaction, so that a large table is migrated without holding a lock
-// that blocks the claims of running stores (issue 30, item 3):
+// that blocks the claims of running stores:
 //   batched <label>     an UPDATE with `{{batch_limit}}`, repeated (each its own transaction)
 //                       until it changes no row;
 //   statement <label>   one statement (a DO block, say), run once;

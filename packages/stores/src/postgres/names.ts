@@ -74,15 +74,15 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       notify_update_trigger: quoteIdentifier(`${table}_notify_update`),
       notify_delete_trigger: quoteIdentifier(`${table}_notify_delete`),
       channel: quoteLiteral(channel),
-      // migration 0004 (the operator listing, #20)
+      // migration 0004 (the operator listing)
       resolutions_table: qualify(`${table}_resolutions`),
       list_tenant_index: quoteIdentifier(`${table}_list_tenant`),
       list_all_index: quoteIdentifier(`${table}_list_all`),
       resolutions_key_index: quoteIdentifier(`${table}_res_key`),
       resolutions_expires_index: quoteIdentifier(`${table}_res_expires`),
-      // migration 0005 (the claim decision as a function, #22)
+      // migration 0005 (the claim decision as a function)
       claim_function: qualify(`${table}_claim`),
-      // migration 0006 (resolving a record in progress, #27)
+      // migration 0006 (resolving a record in progress)
       resolutions_table_literal: quoteLiteral(qualify(`${table}_resolutions`)),
       resolutions_from_state_check: quoteIdentifier(`${table}_res_from_state`),
     },

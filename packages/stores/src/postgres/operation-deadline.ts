@@ -22,7 +22,7 @@ export function withDeadline<T>(
         new StoreUnavailableError(
           operation,
           `${store}: no answer within operationTimeoutMs (${timeoutMs} ms)`,
-          // The statement may be waiting on a row lock and commit after this (issue 27, item 6).
+          // The statement may be waiting on a row lock and commit after this.
           { outcome: 'unknown' },
         ),
       );

@@ -25,7 +25,7 @@ export async function resolveRecord(
       resolution.reason ?? null,
       resolution.expect?.fence ?? null, // the holder the operator saw (NULL: any holder)
       resolution.expect?.owner ?? null,
-      resolution.force === true, // settle even a live holder (issue #27)
+      resolution.force === true, // settle even a live holder
     ]);
   } else {
     row = await runner.queryOne('resolve', runner.sql.resolveReleased, [

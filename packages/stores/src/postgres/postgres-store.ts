@@ -48,7 +48,7 @@ const ignoreClientError = (): void => undefined;
  * The LISTEN connection of a store on a pg `Pool`: a `Client` of its own, made as the pool makes
  * its clients (`new pool.Client(pool.options)`, the same settings and credentials), never one of
  * the pool's. Held for the store's life, a pooled client took a slot for good: with `max: 1`
- * every claim after the first wait timed out (issue 30, item 4). Its 'error' listener goes on
+ * every claim after the first wait timed out. Its 'error' listener goes on
  * before it connects, so a FATAL during the connect or before the listener's own listener is
  * attached is never an unhandled 'error' event.
  */

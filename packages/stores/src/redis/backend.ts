@@ -86,7 +86,7 @@ export class RedisExchange {
         const timedOut = new StoreUnavailableError(
           operation,
           `${this.site}: no reply within operationTimeoutMs (${this.#operationTimeoutMs} ms; connection ${status})`,
-          // Sent and unanswered: the script may have run (issue 27, item 6).
+          // Sent and unanswered: the script may have run.
           { outcome: 'unknown' },
         );
         this.#deadlineErrors.add(timedOut);

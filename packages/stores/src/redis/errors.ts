@@ -87,7 +87,7 @@ export function toRedisStoreError(operation: string, error: unknown, site: Redis
     });
   }
   const reason = error instanceof Error ? error.message : String(error);
-  // A connection that ended with the command in flight may have run it (issue 27, item 6).
+  // A connection that ended with the command in flight may have run it.
   return new StoreUnavailableError(operation, `${site}: ${reason}`, {
     cause: error,
     outcome: neverSent(error) ? 'not-applied' : 'unknown',

@@ -1,4 +1,4 @@
-// The server's eviction policy, checked once before the store's first write (issue 30, item 1).
+// The server's eviction policy, checked once before the store's first write.
 // Every record has a TTL (its retention), so any policy but `noeviction` may delete a record under
 // memory pressure, `volatile-*` ones included: the usual default of managed Redis services
 // (ElastiCache, Azure Cache for Redis) is `volatile-lru`. An evicted record is a forgotten call:

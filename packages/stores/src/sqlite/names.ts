@@ -24,7 +24,7 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     list_all_index: quoteIdentifier(`${table}_list_all`),
     resolutions_index: quoteIdentifier(`${table}_resolutions_key`),
     resolutions_expires_index: quoteIdentifier(`${table}_resolutions_expires`),
-    // migration 0004 (resolving a record in progress, #27): the journal rebuilt
+    // migration 0004 (resolving a record in progress): the journal rebuilt
     resolutions_table_next: quoteIdentifier(`${table}_resolutions_next`),
     resolutions_table_name: quoteIdentifier(`${table}_resolutions`),
   };

@@ -37,7 +37,7 @@ export function decideResolve(
   if (row === undefined) return { result: { status: 'not_found' } };
   // Another holder than the one the operator saw: another attempt or another life of the key.
   if (!resolutionApplies(row, resolution)) return { result: { status: 'changed', record: toRecord(row) } };
-  // A completed record is settled; a live holder's body may still take effect (issue #27).
+  // A completed record is settled; a live holder's body may still take effect.
   const decision = resolveDecision(
     { state: row.state, leaseExpiresAtMs: row.lease_expires_at_ms },
     resolution,

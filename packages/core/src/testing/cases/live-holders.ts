@@ -1,4 +1,4 @@
-// Conformance cases of resolving an `in_progress` record (issue #27): a holder whose lease is live
+// Conformance cases of resolving an `in_progress` record: a holder whose lease is live
 // may still take effect, so an operator's resolve is `holder_alive` unless forced with a reason
 // (kept in the entry, `forced: true`); a holder whose lease expired is gone, and its record is
 // settleable on the holder the operator read (`expect`), in the same atomic step as the lease check.

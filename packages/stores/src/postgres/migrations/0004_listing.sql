@@ -1,5 +1,5 @@
 -- Migration 0004: what an operator sees of a record, the listing indexes, and the resolution
--- journal (#20). Placeholders as in 0001_init.sql, and:
+-- journal. Placeholders as in 0001_init.sql, and:
 --   {{resolutions_table}}        schema-qualified resolution journal
 --   {{list_tenant_index}}        partial listing index per tenant (unqualified)
 --   {{list_all_index}}           partial listing index across tenants (unqualified)
@@ -11,7 +11,7 @@
 -- a rolling upgrade leaves `updated_at` at the default (the insert) on the rows it settles: they
 -- list at their claim time until the next write of this version.
 --
--- Online on a large table (issue 30, item 3): the part above the first `-- @online` line only
+-- Online on a large table: the part above the first `-- @online` line only
 -- changes the catalog, in the migration's transaction; the backfill runs in batches of its own
 -- transactions, NOT NULL is proven by a constraint validated without blocking writes, and the
 -- indexes are built CONCURRENTLY, each step resumable (ensure-schema.ts, docs/postgres.md,

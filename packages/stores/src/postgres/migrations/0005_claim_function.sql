@@ -1,5 +1,5 @@
 -- Migration 0005: the claim decision as a function, so the common read-only answer (a repeat, a
--- conflict, a busy record) runs no INSERT (#22). Placeholders as in 0001_init.sql, and:
+-- conflict, a busy record) runs no INSERT. Placeholders as in 0001_init.sql, and:
 --   {{claim_function}}  schema-qualified claim function
 --
 -- claim.sql used to be one statement with two CTEs: the read (`answered`) and the

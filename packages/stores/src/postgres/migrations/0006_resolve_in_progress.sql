@@ -1,4 +1,4 @@
--- Migration 0006: an operator may resolve a record in progress (issue #27): one whose holder's
+-- Migration 0006: an operator may resolve a record in progress: one whose holder's
 -- lease expired (the holder is gone), or, forced with a reason, one whose lease is live. The
 -- journal keeps `in_progress` as a from_state and says whether the resolution was forced.
 -- Placeholders as in 0004_listing.sql, and:

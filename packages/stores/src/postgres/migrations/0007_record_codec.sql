@@ -1,4 +1,4 @@
--- Migration 0007: each record says which codec wrote it (issue #27, item 5): the name of the
+-- Migration 0007: each record says which codec wrote it: the name of the
 -- guard's codec (`OutcomeCodec.name`, `json` by default) is kept with the claim that starts a life
 -- of the key, so an operator tool that cannot encode for it refuses before writing an outcome the
 -- application could not read. Placeholders as in 0005_claim_function.sql.

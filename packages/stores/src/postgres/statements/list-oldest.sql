@@ -1,4 +1,4 @@
--- list-oldest: one page of live records by state, oldest first (#20). Read-only.
+-- list-oldest: one page of live records by state, oldest first. Read-only.
 -- $1 tenant (NULL: every tenant), $2 states (text[] of in_progress, indeterminate, abandoned,
 -- completed), $3 true to take only in-progress records whose lease expired (lease_expired),
 -- $4 tool (NULL: any), $5 olderThanMs (NULL: none), $6 cursor updated_at ms (NULL: from the

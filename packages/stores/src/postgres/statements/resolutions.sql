@@ -1,4 +1,4 @@
--- resolutions: the resolution entries of one key, newest first, while they last (#20).
+-- resolutions: the resolution entries of one key, newest first, while they last.
 -- $1 tenant, $2 key.
 SELECT
   tenant, key, tool, action, from_state, fence, attempt, error_type, error_message,

@@ -13,7 +13,7 @@
   WHERE $6::bigint IS NULL OR (current.fence = $6::bigint AND current.owner = $7::text)
 )
 -- Settleable: indeterminate, abandoned, or in progress under a lease that expired (the holder is
--- gone) or, forced ($8), is live. A live holder's body may still take effect (issue #27).
+-- gone) or, forced ($8), is live. A live holder's body may still take effect.
 , resolvable AS (
   SELECT 1 FROM current
   WHERE EXISTS (SELECT 1 FROM expected)

@@ -53,7 +53,7 @@ end
 if record.state == 'completed' then
   return recordReply(14, now, record)
 end
--- A holder whose lease is live may still take effect: never settled unasked (issue #27).
+-- A holder whose lease is live may still take effect: never settled unasked.
 local forced = record.state == 'in_progress' and record.leaseExpiresAtMs > now
 if forced and not force then
   return recordReply(17, now, record)

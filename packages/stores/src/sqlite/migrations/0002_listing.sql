@@ -1,5 +1,5 @@
 -- Migration 0002: what an operator sees of a record, the listing indexes and the resolution
--- journal (#20). Placeholders as in 0001_init.sql, and:
+-- journal. Placeholders as in 0001_init.sql, and:
 --   {{resolutions_table}}   resolution journal
 --   {{list_tenant_index}}   partial listing index per tenant
 --   {{list_all_index}}      partial listing index across tenants

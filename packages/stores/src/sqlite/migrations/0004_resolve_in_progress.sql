@@ -1,4 +1,4 @@
--- Migration 0004: an operator may resolve a record in progress (issue #27): one whose holder's
+-- Migration 0004: an operator may resolve a record in progress: one whose holder's
 -- lease expired (the holder is gone), or, forced with a reason, one whose lease is live. The
 -- journal keeps `in_progress` as a from_state and says whether the resolution was forced.
 -- And each record says which codec wrote it (item 5): `codec`, kept with the claim that starts a
