@@ -12,7 +12,8 @@ function sourceFiles(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(ts|mts|sql|lua)$/.test(name) && !/\.test(-d)?\.ts$|\.test-support\.ts$/.test(name)) out.push(path);
+    else if (/\.(ts|mts|sql|lua)$/.test(name) && !/\.test(-d)?\.ts$|\.test-support\.ts$/.test(name))
+      out.push(path);
   }
   return out;
 }
@@ -40,7 +41,8 @@ function commentLines(text: string): { line: number; text: string }[] {
       return;
     }
     const slash = raw.indexOf('//');
-    if (slash >= 0 && !/['"`][^'"`]*\/\//.test(raw.slice(0, slash + 2))) out.push({ line: index + 1, text: raw.slice(slash) });
+    if (slash >= 0 && !/['"`][^'"`]*\/\//.test(raw.slice(0, slash + 2)))
+      out.push({ line: index + 1, text: raw.slice(slash) });
   });
   return out;
 }
@@ -63,7 +65,9 @@ describe('the house', () => {
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       const lines = /\.(sql|lua)$/.test(file)
-        ? text.split('\n').map((t, i) => ({ line: i + 1, text: t.includes('--') ? t.slice(t.indexOf('--')) : '' }))
+        ? text
+            .split('\n')
+            .map((t, i) => ({ line: i + 1, text: t.includes('--') ? t.slice(t.indexOf('--')) : '' }))
         : commentLines(text);
       for (const { line, text: comment } of lines) {
         if (ISSUE_REFERENCE.test(comment)) found.push(`${relative(root, file)}:${line}: ${comment.trim()}`);
