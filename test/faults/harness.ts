@@ -937,6 +937,11 @@ export async function runFaults(options: FaultRunOptions): Promise<FaultRunRepor
       while (faultsRunning && faultsTotal >= faultsDue() && !callsDone) await sleep(10);
       if (!faultsRunning) break;
       const kind = kinds[turn % kinds.length] as FaultKind;
+      // Once every call is answered, a record loss would leave the listing check no record.
+      if (callsDone && kind === 'record-loss' && kinds.length > 1) {
+        turn += 1;
+        continue;
+      }
       try {
         if (await inject(kind)) {
           faults[kind] += 1;
