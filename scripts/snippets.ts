@@ -165,7 +165,7 @@ function compiledRoots(root: string): string[] {
         .join('/'),
     );
   };
-  const lanes = readdirSync(join(root, 'test'))
+  const lanes = (existsSync(join(root, 'test')) ? readdirSync(join(root, 'test')) : [])
     .map((lane) => join(root, 'test', lane, 'tsconfig.json'))
     .filter((file) => existsSync(file));
   return [join(root, 'tsconfig.json'), ...lanes].flatMap(read).concat(LANE_COMPILED_FILES);
@@ -244,7 +244,9 @@ function repository(root: string): Repository {
   };
   const packages = new Set<string>();
   // The workspaces, and packages outside the root install (a lane's, e.g. packages/mastra).
-  const folders = readdirSync(join(root, 'packages')).map((name) => `packages/${name}`);
+  const folders = existsSync(join(root, 'packages'))
+    ? readdirSync(join(root, 'packages')).map((name) => `packages/${name}`)
+    : [];
   for (const workspace of new Set([...(manifest.workspaces ?? []), ...folders])) {
     const file = join(root, workspace, 'package.json');
     if (existsSync(file)) packages.add((JSON.parse(readFileSync(file, 'utf8')) as { name: string }).name);

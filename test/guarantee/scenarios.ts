@@ -194,7 +194,9 @@ export function describeGuarantee(
           guard.run(refund(t, policy), async () => {
             executions++;
             const { signal } = currentToolCall()!;
-            for (let i = 0; i < 30; i++) {
+            // A body that honours its abort runs until the renewal that finds the record gone
+            // aborts it (up to 10 s, so a slow store on a loaded machine still gets there).
+            for (let i = 0; i < (honoursAbort ? 400 : 30); i++) {
               if (honoursAbort) signal.throwIfAborted();
               await sleep(25);
             }

@@ -12,6 +12,8 @@ export default defineConfig({
   test: {
     ...root.test,
     include: ['packages/mastra/test/**/*.test.ts'],
+    // The root config leaves packages/mastra out (Node 20); this lane is where it runs.
+    exclude: ['**/node_modules/**'],
     // Its own report, beside the workspace run's .tmp/vitest-results.json.
     reporters: ['default', ['json', { outputFile: '.tmp/vitest-results-mastra.json' }]],
   },
