@@ -112,12 +112,15 @@ describe('PostgresStore: a complete is a HOT update (migration 0008)', () => {
 
   it('a complete after its lease raises sweep_at to the new deadline', async () => {
     const ref = { tenant: tenant(), key: 'late' };
-    const options = claimOptions({ leaseMs: 20, retentionMs: 1 });
+    const options = claimOptions({ leaseMs: 20, retentionMs: 60_000 });
     await store.claim(ref, options);
+    const claimed = await bounds(ref);
     await new Promise((resolve) => setTimeout(resolve, 40));
-    await store.complete(ref, { fence: 1, owner: options.owner }, '"done"', 600_000);
+    const done = await store.complete(ref, { fence: 1, owner: options.owner }, '"done"', 600_000);
+    expect(done.status).toBe('completed');
     const completed = await bounds(ref);
     expect(completed.sweepMs).toBe(completed.expiresMs);
+    expect(completed.sweepMs).toBeGreaterThan(claimed.sweepMs + 500_000);
   });
 
   it('cleanup deletes a record past both deadlines, never one that is still live', async () => {
