@@ -3,6 +3,7 @@ import { PostgresStore } from '@toolfence/stores/postgres';
 import pg from 'pg';
 import { type Row, row } from './report.js';
 import { databaseUrl } from './services.js';
+import { median } from './stats.js';
 import { outcome100, probeClaimOptions } from './workloads.js';
 
 interface Sent {
@@ -10,15 +11,15 @@ interface Sent {
   readonly values: unknown[];
 }
 
-/** WAL bytes that EXPLAIN (ANALYZE, WAL) reports for one statement (it runs, and commits). */
-async function walBytes(client: pg.Client, sent: Sent): Promise<number> {
+/** What EXPLAIN (ANALYZE, WAL) reports for one statement (it runs, and commits). */
+async function explained(client: pg.Client, sent: Sent): Promise<{ wal: number; executionMs: number }> {
   const result = await client.query({
     text: `EXPLAIN (ANALYZE, WAL, FORMAT JSON) ${sent.text}`,
     values: sent.values,
   });
-  const plan = (result.rows[0] as { 'QUERY PLAN': { Plan: Record<string, number> }[] })['QUERY PLAN'][0]!
-    .Plan;
-  return plan['WAL Bytes'] ?? 0;
+  type Explained = { Plan: Record<string, number>; 'Execution Time': number };
+  const top = (result.rows[0] as { 'QUERY PLAN': Explained[] })['QUERY PLAN'][0]!;
+  return { wal: top.Plan['WAL Bytes'] ?? 0, executionMs: top['Execution Time'] };
 }
 
 /**
@@ -70,28 +71,34 @@ export async function postgresWriteRows(schema: string, calls = 200): Promise<Ro
     let ours = 0;
     let completes = 0;
     let floor = 0;
+    const executionMs: { ours: number[]; floor: number[] } = { ours: [], floor: [] };
     for (let at = 0; at < calls; at++) {
       const key = `k${at}`;
       const holder = randomUUID();
       // claim: $2 key, $5 owner; complete: $2 key, $3 fence (1: a new key), $4 owner.
-      ours += await walBytes(client, {
+      const claimed = await explained(client, {
         text: claim.text,
         values: claim.values.map((value, index) => (index === 1 ? key : index === 4 ? holder : value)),
       });
-      const completed = await walBytes(client, {
+      const completed = await explained(client, {
         text: complete.text,
         values: complete.values.map((value, index) =>
           index === 1 ? key : index === 2 ? 1 : index === 3 ? holder : value,
         ),
       });
-      ours += completed;
-      completes += completed;
+      ours += claimed.wal + completed.wal;
+      completes += completed.wal;
+      executionMs.ours.push(claimed.executionMs + completed.executionMs);
+      let floorMs = 0;
       for (const half of ['claim', 'complete']) {
-        floor += await walBytes(client, {
+        const inserted = await explained(client, {
           text: `INSERT INTO ${bare} (key, outcome) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
           values: [`${key}:${half}`, outcome],
         });
+        floor += inserted.wal;
+        floorMs += inserted.executionMs;
       }
+      executionMs.floor.push(floorMs);
     }
     const after = await stats();
     const updates = after.updates - before.updates;
@@ -109,6 +116,12 @@ export async function postgresWriteRows(schema: string, calls = 200): Promise<Ro
         'bytes',
         completes / calls,
         floor / calls / 2,
+      ),
+      row(
+        'postgres: executor time per first call, claim + complete, median (vs 2×INSERT ON CONFLICT DO NOTHING)',
+        'ms',
+        median(executionMs.ours),
+        median(executionMs.floor),
       ),
       row(
         'postgres: completes that are HOT updates',

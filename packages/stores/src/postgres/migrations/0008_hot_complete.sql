@@ -17,6 +17,9 @@
 -- a complete would have to change: the operator pays on its rare path, not the claim and the
 -- complete on every call (bench/suites/postgres.ts prints the listing's time beside them).
 --
+-- The claim function also tries a plain INSERT ... ON CONFLICT DO NOTHING before the upsert (a
+-- new key's claim no longer sets up the upsert's DO UPDATE); the decision is 0005's, unchanged.
+--
 -- Rolling upgrade: the claim function is replaced in place, so a store of the previous version
 -- writes `sweep_at` on its claims too; its renew, complete and markIndeterminate do not raise it.
 -- cleanup checks `expires_at` on every row it deletes, so such a row is never deleted early; it
@@ -43,6 +46,30 @@ BEGIN
       OR record.state <> 'in_progress'
       OR (record.owner <> $5 AND record.lease_expires_at > statement_timestamp())
     );
+  IF FOUND THEN
+    RETURN;
+  END IF;
+  -- A key without a row (most first calls): a plain insert. The upsert below sets up its DO UPDATE
+  -- projection on every execution, which was most of a fresh claim's executor time. A key that
+  -- has a row, or gets one from a concurrent claimer (DO NOTHING waits for it), inserts nothing
+  -- here and goes on to the upsert, which decides as before.
+  RETURN QUERY
+    INSERT INTO {{table}} AS record (
+      tenant, key, tool, fingerprint, state, fence, attempt, owner,
+      claimed_at, lease_expires_at, expires_at, retention_ms, waited,
+      run_id, call_id, description, updated_at, codec, sweep_at
+    )
+    SELECT
+      $1, $2, $3, $4, 'in_progress', 1, 1, $5,
+      statement_timestamp(),
+      statement_timestamp() + $6::float8 * interval '1 millisecond',
+      statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond',
+      $7::bigint,
+      false,
+      $11::text, $12::text, $13::text, date_trunc('milliseconds', statement_timestamp()), $14::text,
+      statement_timestamp() + ($6::float8 + $7::float8) * interval '1 millisecond'
+    ON CONFLICT (tenant, key) DO NOTHING
+    RETURNING record.*;
   IF FOUND THEN
     RETURN;
   END IF;
