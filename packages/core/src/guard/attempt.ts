@@ -9,7 +9,7 @@ import type { HeldClaim } from './held-claim.js';
 import { answerInterruption, type Interruption, recordLate } from './late-settlement.js';
 import { BodyContext, LazyAborter } from './lazy-aborter.js';
 import { confirmLease, leaseViewLive } from './lease-confirmation.js';
-import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+import { LeaseKeeper, type LeaseLossListener, type LeaseLossReason } from './lease-keeper.js';
 import { markIndeterminate } from './mark-indeterminate.js';
 import { recordOutcome } from './outcome-recording.js';
 import { describeError } from './recorded-error.js';
@@ -102,7 +102,7 @@ export async function runAttempt<T>(
  * Interruptions the caller is answered at once for: a timeout and the caller's own abort (rule
  * G4); a lost lease after a grace of `waitTimeoutMs` for the body to notice its signal.
  */
-class Attempt<T> {
+class Attempt<T> implements LeaseLossListener {
   /** When the body was started (monotonic ms). */
   readonly startedMs: number;
   /** Renews the lease from when the body starts (`start`) until the claim is settled. */
@@ -141,7 +141,7 @@ class Attempt<T> {
       leaseMs: policy.leaseMs,
       heartbeatMs: policy.heartbeatMs,
       leaseFromMs,
-      onLost: (reason) => this.loseLease(reason),
+      listener: this,
     });
     const timeoutMs = policy.timeoutMs;
     if (timeoutMs !== undefined) this.timeoutTimer = setTimeout(() => this.timeOut(timeoutMs), timeoutMs);
@@ -223,7 +223,8 @@ class Attempt<T> {
     return new BodyContext(state.ref, info, this.aborter, state.runId, state.call);
   }
 
-  private loseLease(reason: LeaseLossReason): void {
+  /** The keeper's news (LeaseLossListener): the lease is lost. */
+  onLeaseLost(reason: LeaseLossReason): void {
     if (this.bodySettled) return;
     const { runtime, state, holder, info } = this.held;
     const leaseLost = leaseLostError(state.ref.key, state.call.tool, holder.fence, reason);
