@@ -60,7 +60,8 @@ export async function recordOutcome<T>(
   }
   if (isRecorded(result, holder, encoded)) {
     runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
-    return { value, encoded, ...attemptInfo };
+    // Field by field: a spread after other fields is a runtime copy, on every first call.
+    return { value, encoded, attempt: attemptInfo.attempt, fence: attemptInfo.fence };
   }
   // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
   // by the store). Rule G1: the caller asks the store again, and never runs the body again;
