@@ -7,7 +7,7 @@ import { type Answer, type CallProgress, SUPERSEDED } from './guard-types.js';
 import type { HeldClaim } from './held-claim.js';
 import { markIndeterminate } from './mark-indeterminate.js';
 import { describeError } from './recorded-error.js';
-import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
+import { fitsBefore, stepDeadlineFromNow, withinStep } from './step-budget.js';
 
 /** Pauses before the second and third tries of `complete` (the first is sent at once). */
 const RETRY_DELAYS_MS = [50, 250];
@@ -36,7 +36,7 @@ export async function recordOutcome<T>(
     encoded = runtime.encodeOutcome(value, state.call.tool);
     // The first try awaited here (as completeWithRetry does, inlined): no promise derived from it
     // and no retry closure on a call that records at once.
-    const deadline = stepDeadline(runtime.stepBudget, performance.now());
+    const deadline = stepDeadlineFromNow(runtime.stepBudget);
     try {
       result = await completeOnce(held, encoded, deadline);
     } catch (firstError) {
@@ -73,7 +73,7 @@ export async function recordOutcome<T>(
 
 /** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
 export async function completeWithRetry(held: HeldClaim, encoded: string): Promise<CompleteResult> {
-  const deadline = stepDeadline(held.runtime.stepBudget, performance.now());
+  const deadline = stepDeadlineFromNow(held.runtime.stepBudget);
   try {
     return await completeOnce(held, encoded, deadline);
   } catch (firstError) {
