@@ -50,9 +50,15 @@ export async function runAttempt<T>(
   const { runtime, state, holder } = held;
   const { sentAtMs } = sent;
   // Rule G2's common case (the reply came while the lease view is live) needs no async step.
-  const leaseFromMs = leaseViewLive(state, sentAtMs) ? sentAtMs : await confirmLease(held, sentAtMs);
+  // One clock read serves the check, the attempt's start and its keeper (they are one step).
+  let nowMs = performance.now();
+  let leaseFromMs: number | typeof SUPERSEDED = sentAtMs;
+  if (!leaseViewLive(state, sentAtMs, nowMs)) {
+    leaseFromMs = await confirmLease(held, sentAtMs);
+    nowMs = performance.now();
+  }
   if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
-  const attempt = new Attempt<T>(held, sent.claim.takeover);
+  const attempt = new Attempt<T>(held, sent.claim.takeover, nowMs);
   let bodyPromise: Promise<T>;
   try {
     bodyPromise = attempt.start(body, leaseFromMs, progress);
@@ -125,9 +131,11 @@ class Attempt<T> implements LeaseLossListener {
     private readonly held: HeldClaim,
     /** The claim took over from a holder whose lease expired. */
     private readonly takeover: boolean,
+    /** Now (monotonic ms): the body is started in this synchronous step. */
+    startedMs: number,
   ) {
     this.aborter = new LazyAborter(held.state.call.signal);
-    this.startedMs = performance.now();
+    this.startedMs = startedMs;
   }
 
   /** Start the lease keeper, the timeout and the abort watch, then the body. */
@@ -141,6 +149,7 @@ class Attempt<T> implements LeaseLossListener {
       leaseMs: policy.leaseMs,
       heartbeatMs: policy.heartbeatMs,
       leaseFromMs,
+      nowMs: this.startedMs,
       listener: this,
     });
     const timeoutMs = policy.timeoutMs;

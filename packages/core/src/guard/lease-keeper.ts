@@ -15,6 +15,8 @@ export interface LeaseKeeperOptions {
   readonly heartbeatMs: number;
   /** When the lease view starts (monotonic ms): when the claim, or the renewal that confirmed it, was sent. */
   readonly leaseFromMs: number;
+  /** Now (monotonic ms), as the caller just read it: the keeper starts in the same step. */
+  readonly nowMs: number;
   /** Told once when the lease is lost (a method, not a closure: nothing made per keeper). */
   readonly listener: LeaseLossListener;
 }
@@ -61,7 +63,7 @@ export class LeaseKeeper {
     // failing. The first beat keeps the usual slack before the deadline (leaseMs - heartbeatMs):
     // a claim whose reply came late has less lease left, so it renews sooner (at once when less
     // than that slack is left), and the beat always comes before the deadline.
-    const leftMs = this.deadlineMs - performance.now();
+    const leftMs = this.deadlineMs - options.nowMs;
     this.scheduleBeat(Math.min(heartbeatMs, leftMs - (leaseMs - heartbeatMs)));
   }
 
