@@ -9,7 +9,7 @@ import type { HeldClaim } from './held-claim.js';
 import { answerInterruption, type Interruption, recordLate } from './late-settlement.js';
 import { BodyContext, LazyAborter } from './lazy-aborter.js';
 import { confirmLease, leaseViewLive } from './lease-confirmation.js';
-import { LeaseKeeper, type LeaseLossReason } from './lease-keeper.js';
+import { LeaseKeeper, type LeaseLossListener, type LeaseLossReason } from './lease-keeper.js';
 import { markIndeterminate } from './mark-indeterminate.js';
 import { recordOutcome } from './outcome-recording.js';
 import { describeError } from './recorded-error.js';
@@ -50,9 +50,15 @@ export async function runAttempt<T>(
   const { runtime, state, holder } = held;
   const { sentAtMs } = sent;
   // Rule G2's common case (the reply came while the lease view is live) needs no async step.
-  const leaseFromMs = leaseViewLive(state, sentAtMs) ? sentAtMs : await confirmLease(held, sentAtMs);
+  // One clock read serves the check, the attempt's start and its keeper (they are one step).
+  let nowMs = performance.now();
+  let leaseFromMs: number | typeof SUPERSEDED = sentAtMs;
+  if (!leaseViewLive(state, sentAtMs, nowMs)) {
+    leaseFromMs = await confirmLease(held, sentAtMs);
+    nowMs = performance.now();
+  }
   if (leaseFromMs === SUPERSEDED) return SUPERSEDED;
-  const attempt = new Attempt<T>(held, sent.claim.takeover);
+  const attempt = new Attempt<T>(held, sent.claim.takeover, nowMs);
   let bodyPromise: Promise<T>;
   try {
     bodyPromise = attempt.start(body, leaseFromMs, progress);
@@ -102,7 +108,7 @@ export async function runAttempt<T>(
  * Interruptions the caller is answered at once for: a timeout and the caller's own abort (rule
  * G4); a lost lease after a grace of `waitTimeoutMs` for the body to notice its signal.
  */
-class Attempt<T> {
+class Attempt<T> implements LeaseLossListener {
   /** When the body was started (monotonic ms). */
   readonly startedMs: number;
   /** Renews the lease from when the body starts (`start`) until the claim is settled. */
@@ -125,9 +131,11 @@ class Attempt<T> {
     private readonly held: HeldClaim,
     /** The claim took over from a holder whose lease expired. */
     private readonly takeover: boolean,
+    /** Now (monotonic ms): the body is started in this synchronous step. */
+    startedMs: number,
   ) {
     this.aborter = new LazyAborter(held.state.call.signal);
-    this.startedMs = performance.now();
+    this.startedMs = startedMs;
   }
 
   /** Start the lease keeper, the timeout and the abort watch, then the body. */
@@ -141,7 +149,8 @@ class Attempt<T> {
       leaseMs: policy.leaseMs,
       heartbeatMs: policy.heartbeatMs,
       leaseFromMs,
-      onLost: (reason) => this.loseLease(reason),
+      nowMs: this.startedMs,
+      listener: this,
     });
     const timeoutMs = policy.timeoutMs;
     if (timeoutMs !== undefined) this.timeoutTimer = setTimeout(() => this.timeOut(timeoutMs), timeoutMs);
@@ -223,7 +232,8 @@ class Attempt<T> {
     return new BodyContext(state.ref, info, this.aborter, state.runId, state.call);
   }
 
-  private loseLease(reason: LeaseLossReason): void {
+  /** The keeper's news (LeaseLossListener): the lease is lost. */
+  onLeaseLost(reason: LeaseLossReason): void {
     if (this.bodySettled) return;
     const { runtime, state, holder, info } = this.held;
     const leaseLost = leaseLostError(state.ref.key, state.call.tool, holder.fence, reason);

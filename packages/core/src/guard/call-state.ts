@@ -25,8 +25,6 @@ export interface CallState {
   readonly description: string | undefined;
   /** When the call began (monotonic ms): `waitTimeoutMs` counts from here. */
   readonly waitStartedMs: number;
-  /** Identical calls in flight in this process share this key (kind, tenant, key, tool, fingerprint). */
-  readonly flightKey: string;
   /** The in-flight call this call leads, if it leads one: a lost lease sends its followers to the store. */
   flight: Flight | undefined;
   /** The call's span and metric points, when the guard has telemetry (docs/observability.md). */
@@ -88,9 +86,6 @@ export function callStateOf(
     checkFingerprint,
     description: describeCall(policy.describe, call.arguments),
     waitStartedMs: performance.now(),
-    // A fingerprint that is the key itself is written '' (no fingerprint is empty): 64 characters
-    // fewer to copy and hash per call with an all-arguments key.
-    flightKey: `${policy.kind}\u0000${tenant}\u0000${key}\u0000${call.tool}\u0000${fingerprint === key ? '' : fingerprint}`,
     flight: undefined,
     trace: undefined,
     underPreviousSecret:

@@ -22,7 +22,7 @@ import { Telemetry } from '../telemetry/telemetry.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
 import { callStateOf } from './call-state.js';
 import { claimLoop } from './claim-loop.js';
-import { Flight } from './flight.js';
+import { Flights } from './flight.js';
 import { describeErrorOf, type GuardOptions, keySecretsOf } from './guard-options.js';
 import { GuardRuntime } from './guard-runtime.js';
 import type { Body, GuardedCall } from './guard-types.js';
@@ -68,7 +68,7 @@ export class Guard {
   /** The previous secret of a rotation (`keySecret: [current, previous]`), looked up only. */
   private readonly previousKeySecret: KeySecret | undefined;
   private readonly resolved = new WeakMap<IdempotencyPolicy, ResolvedPolicy>();
-  private readonly flights = new Map<string, Flight>();
+  private readonly flights = new Flights();
   private readonly runtime: GuardRuntime;
   private readonly telemetry: Telemetry | undefined;
 
@@ -163,7 +163,7 @@ export class Guard {
     }
     // Identical calls in flight in this process share one claim: the first leads, the rest follow
     // it and take its recorded outcome, so N local duplicates cost the store one claim, not N.
-    const leader = this.flights.get(state.flightKey);
+    const leader = this.flights.leaderOf(state);
     if (leader !== undefined) {
       const followed = await follow<T>(this.runtime, state, leader);
       if (followed !== NO_ANSWER) return followed;
@@ -171,7 +171,7 @@ export class Guard {
       // ask the store as any caller would.
       return (await claimLoop<T>(this.runtime, state, body, true)).value;
     }
-    const flight = new Flight(this.flights, state.flightKey);
+    const flight = this.flights.lead(state);
     state.flight = flight;
     try {
       const answer = await claimLoop<T>(this.runtime, state, body, false);

@@ -13,8 +13,8 @@ const LATE_REPLY_ROUNDS = 3;
  * is still live, so the body may be entered without a renewal ({@link confirmLease} is then not
  * needed; it would answer `sentAtMs`).
  */
-export function leaseViewLive(state: CallState, sentAtMs: number): boolean {
-  return performance.now() < sentAtMs + state.policy.leaseMs;
+export function leaseViewLive(state: CallState, sentAtMs: number, nowMs: number): boolean {
+  return nowMs < sentAtMs + state.policy.leaseMs;
 }
 
 /**

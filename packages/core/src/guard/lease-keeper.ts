@@ -15,13 +15,21 @@ export interface LeaseKeeperOptions {
   readonly heartbeatMs: number;
   /** When the lease view starts (monotonic ms): when the claim, or the renewal that confirmed it, was sent. */
   readonly leaseFromMs: number;
-  readonly onLost: (reason: LeaseLossReason) => void;
+  /** Now (monotonic ms), as the caller just read it: the keeper starts in the same step. */
+  readonly nowMs: number;
+  /** Told once when the lease is lost (a method, not a closure: nothing made per keeper). */
+  readonly listener: LeaseLossListener;
+}
+
+/** Whom a {@link LeaseKeeper} tells that the lease is lost. */
+export interface LeaseLossListener {
+  onLeaseLost(reason: LeaseLossReason): void;
 }
 
 /**
  * Renews one holder's lease every `heartbeatMs` until stopped, off the call's critical path. A
  * renewal the store refuses, or a lease that runs out while the store cannot be reached, calls
- * `onLost` once and stops.
+ * the listener's `onLeaseLost` once and stops.
  *
  * A watchdog fires at the local estimate of the lease deadline, counted from when the last
  * successful renewal (or the claim) was SENT (armed only while a renewal is outstanding), so the worker believes its lease ends no later
@@ -40,7 +48,7 @@ export class LeaseKeeper {
   private readonly holder: Holder;
   private readonly leaseMs: number;
   private readonly heartbeatMs: number;
-  private readonly onLost: (reason: LeaseLossReason) => void;
+  private readonly listener: LeaseLossListener;
 
   constructor(options: LeaseKeeperOptions) {
     const { leaseMs, heartbeatMs } = options;
@@ -49,13 +57,13 @@ export class LeaseKeeper {
     this.holder = options.holder;
     this.leaseMs = leaseMs;
     this.heartbeatMs = heartbeatMs;
-    this.onLost = options.onLost;
+    this.listener = options.listener;
     this.deadlineMs = options.leaseFromMs + leaseMs;
     // One timer while all is well: the watchdog is armed only while a renewal is outstanding or
     // failing. The first beat keeps the usual slack before the deadline (leaseMs - heartbeatMs):
     // a claim whose reply came late has less lease left, so it renews sooner (at once when less
     // than that slack is left), and the beat always comes before the deadline.
-    const leftMs = this.deadlineMs - performance.now();
+    const leftMs = this.deadlineMs - options.nowMs;
     this.scheduleBeat(Math.min(heartbeatMs, leftMs - (leaseMs - heartbeatMs)));
   }
 
@@ -110,6 +118,6 @@ export class LeaseKeeper {
   private lose(reason: LeaseLossReason): void {
     if (this.stopped) return;
     this.stop();
-    this.onLost(reason);
+    this.listener.onLeaseLost(reason);
   }
 }

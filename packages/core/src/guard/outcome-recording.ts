@@ -7,7 +7,7 @@ import { type Answer, type CallProgress, SUPERSEDED } from './guard-types.js';
 import type { HeldClaim } from './held-claim.js';
 import { markIndeterminate } from './mark-indeterminate.js';
 import { describeError } from './recorded-error.js';
-import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
+import { fitsBefore, stepDeadlineFromNow, withinStep } from './step-budget.js';
 
 /** Pauses before the second and third tries of `complete` (the first is sent at once). */
 const RETRY_DELAYS_MS = [50, 250];
@@ -34,7 +34,14 @@ export async function recordOutcome<T>(
   let result: CompleteResult;
   try {
     encoded = runtime.encodeOutcome(value, state.call.tool);
-    result = await completeWithRetry(held, encoded);
+    // The first try awaited here (as completeWithRetry does, inlined): no promise derived from it
+    // and no retry closure on a call that records at once.
+    const deadline = stepDeadlineFromNow(runtime.stepBudget);
+    try {
+      result = await completeOnce(held, encoded, deadline);
+    } catch (firstError) {
+      result = await completeAgain(held, encoded, firstError, deadline);
+    }
   } catch (error) {
     if (StoreUnavailableError.isInstance(error) || !ToolfenceError.isInstance(error)) {
       // Unrecorded: the lease will expire and the record turn indeterminate (EFFECTFUL) or be
@@ -53,7 +60,8 @@ export async function recordOutcome<T>(
   }
   if (isRecorded(result, holder, encoded)) {
     runtime.emit('tool.completed', state, attemptInfo, { durationMs, recorded: true });
-    return { value, encoded, ...attemptInfo };
+    // Field by field: a spread after other fields is a runtime copy, on every first call.
+    return { value, encoded, attempt: attemptInfo.attempt, fence: attemptInfo.fence };
   }
   // Superseded (taken over, settled by someone else) or gone (released, forgotten, expired, lost
   // by the store). Rule G1: the caller asks the store again, and never runs the body again;
@@ -63,28 +71,25 @@ export async function recordOutcome<T>(
   return SUPERSEDED;
 }
 
-/**
- * Complete, retried on an outage (never on a refusal: StoreInputError and the like). The first
- * try's own promise, with the retries attached to its failure: not an async function, so a
- * first call that records at once makes one generator and one promise fewer.
- */
-export function completeWithRetry(held: HeldClaim, encoded: string): Promise<CompleteResult> {
-  const { runtime, state, holder } = held;
-  const { ref } = state;
-  const { retentionMs } = state.policy;
-  const budget = runtime.stepBudget;
-  const deadline = stepDeadline(budget, performance.now());
-  const retry = (error: unknown) => completeAgain(held, encoded, error, deadline);
+/** Complete, retried on an outage (never on a refusal: StoreInputError and the like). */
+export async function completeWithRetry(held: HeldClaim, encoded: string): Promise<CompleteResult> {
+  const deadline = stepDeadlineFromNow(held.runtime.stepBudget);
   try {
-    const first = budget.boundsFirstTry
-      ? withinStep('complete', budget, deadline, () =>
-          runtime.store.complete(ref, holder, encoded, retentionMs),
-        )
-      : runtime.store.complete(ref, holder, encoded, retentionMs);
-    return Promise.resolve(first).then(undefined, retry);
-  } catch (error) {
-    return retry(error);
+    return await completeOnce(held, encoded, deadline);
+  } catch (firstError) {
+    return completeAgain(held, encoded, firstError, deadline);
   }
+}
+
+/** The first try of complete, raced against the step's deadline only when the budget says so. */
+function completeOnce(held: HeldClaim, encoded: string, deadline: number): Promise<CompleteResult> {
+  const { runtime, state, holder } = held;
+  const budget = runtime.stepBudget;
+  return budget.boundsFirstTry
+    ? withinStep('complete', budget, deadline, () =>
+        runtime.store.complete(state.ref, holder, encoded, state.policy.retentionMs),
+      )
+    : runtime.store.complete(state.ref, holder, encoded, state.policy.retentionMs);
 }
 
 /** The tries after the first (which failed with `firstError`), each after its pause. */

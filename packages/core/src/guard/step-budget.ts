@@ -51,6 +51,11 @@ export function stepDeadline(budget: StepBudget, startedAtMs: number): number {
   return budget.budgetMs === undefined ? Number.POSITIVE_INFINITY : startedAtMs + budget.budgetMs;
 }
 
+/** The deadline of a step that starts now; the clock is read only when there is a budget. */
+export function stepDeadlineFromNow(budget: StepBudget): number {
+  return budget.budgetMs === undefined ? Number.POSITIVE_INFINITY : performance.now() + budget.budgetMs;
+}
+
 /** True when a pause of `pauseMs` and then a try still fit before `deadline`. */
 export function fitsBefore(deadline: number, pauseMs: number): boolean {
   return performance.now() + pauseMs < deadline;

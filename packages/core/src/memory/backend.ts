@@ -1,5 +1,5 @@
 // The MemoryStore's record table: records by tenant and key, live only within retention (removed
-// lazily on access and by an incremental sweep on every write, so memory stays bounded); a
+// lazily on access and by an incremental sweep on every record added, so memory stays bounded); a
 // tenant's records are what `list` and `forget` read.
 import type { RecordRef } from '../store/idempotency-store.js';
 import type { MutableRecord } from './record-codec.js';

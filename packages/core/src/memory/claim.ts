@@ -21,6 +21,9 @@ function attemptsLostError(record: MutableRecord, maxAttempts: number): Recorded
 }
 
 function claimNew(records: MemoryRecords, ref: RecordRef, options: ClaimOptions, now: number): ClaimResult {
+  // The sweep runs where the table grows: a claim answered from a live record adds nothing, so a
+  // repeat does not pay for it, and every record added still examines SWEEP_PER_WRITE others.
+  records.sweep(now);
   const created = newRecord(ref, options, now);
   records.add(created);
   return {
@@ -100,7 +103,6 @@ export function decideClaim(
   now: number,
   settled: (ref: RecordRef) => void,
 ): ClaimResult {
-  records.sweep(now);
   const record = records.live(ref, now);
   if (record === undefined) return claimNew(records, ref, options, now);
   if (

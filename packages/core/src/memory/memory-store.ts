@@ -34,9 +34,10 @@ import { MemoryWaiters } from './settle-wait.js';
  * server); records are lost when the process exits. Every operation is one synchronous critical
  * section, so it is atomic with respect to every other call in the process.
  *
- * Expired records are removed lazily on access and by an incremental sweep on every write, so
- * memory stays bounded by what the retention window keeps live. Waiters are woken directly when a
- * record settles (no polling) and by a timer at the holder's lease deadline.
+ * Expired records are removed lazily on access and by an incremental sweep on every claim that
+ * adds a record and every complete, so memory stays bounded by what the retention window keeps
+ * live. Waiters are woken directly when a record settles (no polling) and by a timer at the
+ * holder's lease deadline.
  */
 export class MemoryStore implements IdempotencyStore {
   readonly specificationVersion = 'v1' as const;
