@@ -70,9 +70,15 @@ export {
 } from './policy/idempotency-policy.js';
 export type { PolicyMap } from './policy/policy-map.js';
 export type {
+  ApprovalCondition,
+  ApprovalDecision,
+  ApprovalEntry,
+  ApprovalState,
+  ClaimedState,
   ClaimOptions,
   ClaimResult,
   CompleteResult,
+  DecideResult,
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
