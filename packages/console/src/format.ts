@@ -16,6 +16,10 @@ const STATE_LABELS: Record<ListState, string> = {
   lease_expired: 'Lease expired',
   in_progress: 'In progress',
   completed: 'Completed',
+  // Not tabs yet (the pending approvals view comes later): read where a record shows its state.
+  awaiting_approval: 'Awaiting approval',
+  approved: 'Approved',
+  denied: 'Denied',
 };
 
 export function stateLabel(state: ListState): string {

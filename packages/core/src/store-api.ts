@@ -6,10 +6,23 @@ export { StoreConfigurationError } from './errors/store-configuration-error.js';
 export { StoreInputError } from './errors/store-input-error.js';
 export { type StoreFailureOutcome, StoreUnavailableError } from './errors/store-unavailable-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
+export {
+  approvalClaimDecision,
+  approvalDecision,
+  checkApprovalDecision,
+  claimConflicts,
+  isApprovalState,
+} from './store/approval-decisions.js';
 export type {
+  ApprovalCondition,
+  ApprovalDecision,
+  ApprovalEntry,
+  ApprovalState,
+  ClaimedState,
   ClaimOptions,
   ClaimResult,
   CompleteResult,
+  DecideResult,
   Holder,
   IdempotencyRecord,
   IdempotencyStore,

@@ -1,10 +1,13 @@
+import { ApprovalDeniedError } from './approval-denied-error.js';
+import { ApprovalRequiredError } from './approval-required-error.js';
 import { ExecutionAbandonedError } from './execution-abandoned-error.js';
 import { IndeterminateOutcomeError } from './indeterminate-outcome-error.js';
 
 /**
  * The error of one call after which a run must not go on: the outcome of an EFFECTFUL call is
  * unknown ({@link IndeterminateOutcomeError}), or an IDEMPOTENT one was abandoned
- * ({@link ExecutionAbandonedError}). Retrying is exactly what must not happen, so the adapters do
+ * ({@link ExecutionAbandonedError}), or the call waits for an operator's approval
+ * ({@link ApprovalRequiredError}) or was denied ({@link ApprovalDeniedError}). Retrying is exactly what must not happen, so the adapters do
  * not treat them as ordinary tool errors (docs/guarantee.md). It is the one name every adapter
  * uses for a stop.
  *
@@ -13,7 +16,11 @@ import { IndeterminateOutcomeError } from './indeterminate-outcome-error.js';
  * `CallStopError | StepStoppedError`, and `StepStoppedError.callsOf(stop)` lists the calls of
  * either.
  */
-export type CallStopError = IndeterminateOutcomeError | ExecutionAbandonedError;
+export type CallStopError =
+  | IndeterminateOutcomeError
+  | ExecutionAbandonedError
+  | ApprovalRequiredError
+  | ApprovalDeniedError;
 
 /**
  * What an adapter does with a {@link CallStopError}, its `onIndeterminate` option in every
@@ -23,11 +30,17 @@ export type CallStopError = IndeterminateOutcomeError | ExecutionAbandonedError;
 export type StopMode = 'throw' | 'report';
 
 /**
- * True for an {@link IndeterminateOutcomeError} or an {@link ExecutionAbandonedError}, from any
- * copy of `@toolfence/core` (it uses their `isInstance`).
+ * True for an {@link IndeterminateOutcomeError}, an {@link ExecutionAbandonedError}, an
+ * {@link ApprovalRequiredError} or an {@link ApprovalDeniedError}, from any copy of
+ * `@toolfence/core` (it uses their `isInstance`).
  */
 export function isCallStopError(error: unknown): error is CallStopError {
-  return IndeterminateOutcomeError.isInstance(error) || ExecutionAbandonedError.isInstance(error);
+  return (
+    IndeterminateOutcomeError.isInstance(error) ||
+    ExecutionAbandonedError.isInstance(error) ||
+    ApprovalRequiredError.isInstance(error) ||
+    ApprovalDeniedError.isInstance(error)
+  );
 }
 
 /**
@@ -45,6 +58,19 @@ export function isCallStopError(error: unknown): error is CallStopError {
  * ```
  */
 export function stopReport(error: CallStopError): string {
+  // Nothing ran for these two: the model must not say the action may have happened.
+  if (ApprovalRequiredError.isInstance(error)) {
+    return (
+      `Tool "${error.tool}" needs an operator's approval and did not run. Do NOT call it again ` +
+      `until an operator has decided; tell the user it awaits approval. (toolfence idempotency key ${error.key})`
+    );
+  }
+  if (ApprovalDeniedError.isInstance(error)) {
+    return (
+      `Tool "${error.tool}" was denied by an operator and did not run. Do NOT call it again; ` +
+      `tell the user it was denied. (toolfence idempotency key ${error.key})`
+    );
+  }
   const why = IndeterminateOutcomeError.isInstance(error)
     ? `its outcome is unknown (${error.reasonType})`
     : `it was abandoned after ${error.attempt} lost attempt(s)`;

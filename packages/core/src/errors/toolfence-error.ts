@@ -16,7 +16,9 @@ export type ToolfenceErrorCode =
   | 'STORE_MISCONFIGURED'
   | 'OUTCOME_ENCODING_FAILED'
   | 'LEASE_LOST'
-  | 'HOLDER_ALIVE';
+  | 'HOLDER_ALIVE'
+  | 'APPROVAL_REQUIRED'
+  | 'APPROVAL_DENIED';
 
 const marker = 'toolfence.error';
 const symbol = Symbol.for(marker);

@@ -6,6 +6,13 @@ import { MAX_ID_LENGTH } from '../key/key-limits.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
 import type { ClaimOptions, ClaimResult, CompleteResult, RecordRef } from '../store/idempotency-store.js';
 import { nameProblem } from '../store/store-input.js';
+import {
+  approvalDeniedError,
+  approvalOf,
+  approvalRequiredError,
+  lostAfterApproval,
+  requireApprovals,
+} from './approval-errors.js';
 import { type AcquiredClaim, runAttempt, type SentClaim } from './attempt.js';
 import {
   asStoreError,
@@ -46,6 +53,7 @@ export async function claimLoop<T>(
   const { call } = state;
   let waitingEmitted = alreadyWaiting;
   const progress: CallProgress = { executions: 0, ownResult: undefined, lastAttempt: undefined };
+  if (state.policy.approval === 'required') requireApprovals(runtime);
   for (;;) {
     call.signal?.throwIfAborted();
     const owner = runtime.nextOwner();
@@ -105,6 +113,9 @@ export async function claimLoop<T>(
         await runtime.releaseQuietly(state.ref, holder);
         throw call.signal.reason;
       }
+      if (claim.approval !== undefined) {
+        runtime.emit('tool.approval_consumed', state, held.info, { approval: approvalOf(claim.approval) });
+      }
       // `sent.claim` is the acquired claim narrowed above (TypeScript does not narrow `sent` by it).
       const result = await runAttempt<T>(held, sent as SentClaim<AcquiredClaim>, body, progress);
       if (result !== SUPERSEDED) return result;
@@ -123,6 +134,11 @@ export async function claimLoop<T>(
         call.signal,
       );
       continue;
+    }
+    if (progress.executions > 0 && (claim.status === 'approval_required' || claim.status === 'denied')) {
+      // Rule G1: this call entered its body and its record was lost; the key's new life asks for
+      // an approval, which must not stand for this call's unknown outcome.
+      throw lostAfterApproval(runtime, state, progress);
     }
     return answerSettled<T>(runtime, state, claim);
   }
@@ -147,6 +163,7 @@ function claimOptionsOf(state: CallState, owner: string, codec: string): ClaimOp
   if (isRecordableId(call.callId)) options.callId = call.callId;
   if (state.description !== undefined) options.description = state.description;
   options.codec = codec;
+  if (policy.approval === 'required') options.approval = 'required';
   return options;
 }
 
@@ -309,5 +326,16 @@ function answerSettled<T>(runtime: GuardRuntime, state: CallState, claim: Settle
     case 'abandoned':
       runtime.emit('tool.abandoned', state, record, { error: record.error });
       throw executionAbandonedError(state, record);
+    case 'approval_required':
+      runtime.emit('tool.approval_required', state, record);
+      throw approvalRequiredError(state);
+    case 'denied':
+      runtime.emit(
+        'tool.denied',
+        state,
+        record,
+        record.approval && { approval: approvalOf(record.approval) },
+      );
+      throw approvalDeniedError(state);
   }
 }

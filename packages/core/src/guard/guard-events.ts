@@ -19,7 +19,15 @@ export type GuardEventType =
   | 'tool.fenced'
   | 'tool.stale_result'
   /** An operator settled an indeterminate or abandoned record (`guard.resolve`, `toolfence resolve`). */
-  | 'tool.resolved';
+  | 'tool.resolved'
+  /** The call needs an operator's approval and has none: nothing ran (`ApprovalRequiredError`). */
+  | 'tool.approval_required'
+  /** This call's claim consumed an operator's approval (`approval` says whose); the body runs once. */
+  | 'tool.approval_consumed'
+  /** An operator denied this call: nothing ran (`ApprovalDeniedError`). */
+  | 'tool.denied'
+  /** An operator decided on a call (`guard.approve` / `guard.deny`): `approval` says what and who. */
+  | 'tool.approval_decided';
 
 /** One event of a guarded call. */
 export interface GuardEvent {
@@ -69,6 +77,15 @@ export interface GuardEvent {
     readonly retentionFrom?: 'operator' | 'call' | 'guard';
     /** True when the operator forced the decision over a live holder. */
     readonly forced?: boolean;
+    readonly by?: string;
+    readonly reason?: string;
+  };
+  /**
+   * For `tool.approval_consumed`, `tool.denied` and `tool.approval_decided`: the operator's
+   * decision (`approved`), who, and why, as the record keeps it.
+   */
+  readonly approval?: {
+    readonly approved: boolean;
     readonly by?: string;
     readonly reason?: string;
   };

@@ -1,7 +1,10 @@
 // MemoryStore.claim, decided in one synchronous step: a new record, the holder asking again, a
-// settled or busy record, or an expired lease settled as unknown or taken over. The model
+// settled or busy record, an expired lease settled as unknown or taken over, or a record before
+// its claim (an approval asked for, refused or consumed: approvals.ts). The model
 // (spec/toolfence.pml, claim_decide) follows this file; spec/README.md maps its steps here.
+import { approvalClaimDecision, claimConflicts } from '../store/approval-decisions.js';
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '../store/idempotency-store.js';
+import { askApproval, consumeApproval } from './approvals.js';
 import type { MemoryRecords } from './backend.js';
 import { type MutableRecord, newRecord, snapshot } from './record-codec.js';
 
@@ -104,13 +107,16 @@ export function decideClaim(
   settled: (ref: RecordRef) => void,
 ): ClaimResult {
   const record = records.live(ref, now);
-  if (record === undefined) return claimNew(records, ref, options, now);
-  if (
-    record.tool !== options.tool ||
-    (options.checkFingerprint && record.fingerprint !== options.fingerprint)
-  ) {
-    return { status: 'conflict', record: snapshot(record) };
+  if (record === undefined) {
+    return options.approval === 'required'
+      ? askApproval(records, ref, options, now)
+      : claimNew(records, ref, options, now);
   }
+  if (claimConflicts(record, options)) return { status: 'conflict', record: snapshot(record) };
+  // Before its claim: wait for, refuse, or consume the operator's decision in this same step.
+  const approval = approvalClaimDecision(record);
+  if (approval === 'consume') return consumeApproval(record, options, now);
+  if (approval !== undefined) return { status: approval, record: snapshot(record) };
   if (record.state === 'in_progress' && record.owner === options.owner)
     return claimAgain(record, options, now);
   switch (record.state) {
@@ -120,7 +126,7 @@ export function decideClaim(
       return { status: 'indeterminate', record: snapshot(record) };
     case 'abandoned':
       return { status: 'abandoned', record: snapshot(record) };
-    case 'in_progress':
+    default:
       break;
   }
   if (record.leaseExpiresAtMs > now) {

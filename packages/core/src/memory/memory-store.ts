@@ -1,8 +1,11 @@
 import { StoreUnavailableError } from '../errors/store-unavailable-error.js';
+import { checkApprovalDecision } from '../store/approval-decisions.js';
 import type {
+  ApprovalDecision,
   ClaimOptions,
   ClaimResult,
   CompleteResult,
+  DecideResult,
   Holder,
   IdempotencyRecord,
   IdempotencyStore,
@@ -20,6 +23,7 @@ import type {
   WaitResult,
 } from '../store/idempotency-store.js';
 import * as input from '../store/store-input.js';
+import { decideOn } from './approvals.js';
 import { MemoryRecords } from './backend.js';
 import { decideClaim } from './claim.js';
 import { decideComplete, decideMarkIndeterminate, decideRelease, decideRenew } from './holder-writes.js';
@@ -125,6 +129,19 @@ export class MemoryStore implements IdempotencyStore {
     this.assertOpen('resolve');
     const now = this.clock.now();
     return this.settle(ref, decideResolve(this.records, this.journal, ref, resolution, retentionMs, now));
+  }
+
+  async decideApproval(
+    ref: RecordRef,
+    decision: ApprovalDecision,
+    retentionMs: number,
+  ): Promise<DecideResult> {
+    input.checkRecordRef(ref);
+    checkApprovalDecision(decision);
+    input.checkRetentionMs(retentionMs);
+    this.assertOpen('decideApproval');
+    // Nobody waits on a record before its claim (waitForSettle answers it settled at once).
+    return decideOn(this.records, ref, decision, retentionMs, this.clock.now());
   }
 
   async list(options: ListOptions): Promise<ListPage> {

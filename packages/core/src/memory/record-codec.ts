@@ -75,7 +75,8 @@ type CopiedField =
   | 'description'
   | 'claimedAtMs'
   | 'updatedAtMs'
-  | 'resolution';
+  | 'resolution'
+  | 'approval';
 const everyFieldCopied: Exclude<keyof IdempotencyRecord, CopiedField> extends never ? true : never = true;
 void everyFieldCopied;
 
@@ -89,6 +90,7 @@ function copyOptional(from: MutableRecord, to: VisibleRecord): void {
   if (from.updatedAtMs !== undefined) to.updatedAtMs = from.updatedAtMs;
   if (from.resolution !== undefined) to.resolution = from.resolution;
   if (from.codec !== undefined) to.codec = from.codec;
+  if (from.approval !== undefined) to.approval = from.approval;
 }
 
 /** The record a first claim creates: attempt 1 under fence 1, in progress from `now`. */
@@ -114,6 +116,7 @@ export function newRecord(ref: RecordRef, options: ClaimOptions, now: number): M
     updatedAtMs: now,
     resolution: undefined,
     codec: options.codec,
+    approval: undefined,
     retentionMs: options.retentionMs,
   };
 }

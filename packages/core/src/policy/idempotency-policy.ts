@@ -97,6 +97,15 @@ export interface IdempotencyPolicy<TArguments = Record<string, unknown>> {
    * itself is never refused or lost for it (docs/operations.md, "Descriptions").
    */
   readonly describe?: (args: TArguments) => string;
+  /**
+   * `'required'`: the call runs only once an operator approved THIS call (its key, tool and
+   * argument fingerprint) in the store (`guard.approve`); until then it throws
+   * `ApprovalRequiredError` and nothing runs, and a denial throws `ApprovalDeniedError`. The claim
+   * consumes the approval in its own atomic step: an approved call runs once, whatever number of
+   * resumes or replays arrive (docs/approvals.md). Needs a store with `decideApproval`
+   * (`StoreConfigurationError` otherwise).
+   */
+  readonly approval?: 'required';
 }
 
 /** What a repeat whose non-key arguments differ gets: see `IdempotencyPolicy.onArgumentsMismatch`. */
@@ -126,6 +135,7 @@ export interface ResolvedPolicy {
   readonly isNoEffectError: (error: unknown) => boolean;
   readonly onArgumentsMismatch: ArgumentsMismatch;
   readonly describe: ((args: Record<string, unknown>) => string) | undefined;
+  readonly approval: 'required' | undefined;
 }
 
 /** Documented defaults. */
@@ -207,6 +217,17 @@ export function resolvePolicy(
       },
     );
   }
+  if (policy.approval !== undefined && policy.approval !== 'required') {
+    throw new PolicyError('approval', `must be 'required' when present, got ${String(policy.approval)}`, {
+      tool,
+    });
+  }
+  if (policy.approval === 'required' && policy.kind === Idempotency.READ_ONLY) {
+    // A READ_ONLY call claims nothing, so no claim could consume an approval: it would run unasked.
+    throw new PolicyError('approval', 'a READ_ONLY call claims nothing, so it cannot require an approval', {
+      tool,
+    });
+  }
 
   return {
     kind: policy.kind,
@@ -217,6 +238,7 @@ export function resolvePolicy(
     isNoEffectError: policy.isNoEffectError ?? noError,
     onArgumentsMismatch,
     describe: policy.describe,
+    approval: policy.approval,
   };
 }
 

@@ -13,11 +13,14 @@
  *   critical section). Never a read followed by a separate write.
  * - Lease and retention deadlines are judged by the store's own clock; all times in records are
  *   milliseconds since the Unix epoch on that clock.
+ * - An approval (`decideApproval`) is consumed by the claim, in the claim's own atomic step.
  * - A record never holds the call's arguments, only their fingerprint.
  * - Any infrastructure failure is thrown as `StoreUnavailableError`; it is never reported as a
  *   status (an unreachable store is never read as permission). Input outside the limits of
  *   `store-input.ts` is refused with `StoreInputError` before anything is written.
  */
+import type { ApprovalDecision } from './approval-records.js';
+import type { DecideResult } from './approval-results.js';
 import type {
   ClaimOptions,
   ClaimResult,
@@ -39,6 +42,14 @@ import type {
 } from './store-records.js';
 
 export type {
+  ApprovalCondition,
+  ApprovalDecision,
+  ApprovalEntry,
+  ApprovalState,
+} from './approval-records.js';
+export type { DecideResult } from './approval-results.js';
+export type {
+  ClaimedState,
   ClaimOptions,
   ClaimResult,
   CompleteResult,
@@ -93,6 +104,11 @@ export interface IdempotencyStore {
    * marks it `abandoned`; `at-most-once` marks it `indeterminate`. Both record
    * `error.type === 'LeaseExpired'` with any non-empty message (docs/store-contract.md,
    * "Error types a store must produce").
+   * The approval states (a store with `decideApproval`; docs/store-contract.md, "Approvals"), another
+   * tool or fingerprint always a `conflict`: `awaiting_approval` → `approval_required`,
+   * `denied` → `denied`, `approved` → consumed in this step (`acquired`, fence 1, attempt 1,
+   * `record.approval` kept). No live record with `options.approval === 'required'` → an
+   * `awaiting_approval` record is written → `approval_required`.
    * @throws StoreInputError (input outside docs/store-contract.md "What every store accepts"; nothing written)
    * @throws StoreUnavailableError
    */
@@ -145,6 +161,20 @@ export interface IdempotencyStore {
    * @throws StoreUnavailableError
    */
   resolve(ref: RecordRef, resolution: Resolution, retentionMs: number): Promise<ResolveResult>;
+
+  /**
+   * Operator: record a decision on one call (docs/store-contract.md, "Approvals"), in ONE atomic
+   * step: no live record → create it `approved` / `denied` (`not_found` with `expect`); another
+   * tool or fingerprint → `conflict`; a claimed record → `consumed`; `expect` not the record's
+   * owner → `changed`; `awaiting_approval` → the decision; `approved` → denied (revoked) or, approved
+   * again, unchanged; `denied` stays denied (`denied` to an approval). The record lives
+   * `retentionMs` from the decision. Optional while the stores of this repository gain it: a
+   * store without it keeps no approvals, and the guard refuses a policy that needs one
+   * (`StoreConfigurationError`) rather than run the call unapproved.
+   * @throws StoreInputError (a bad decision or retention; nothing written)
+   * @throws StoreUnavailableError
+   */
+  decideApproval?(ref: RecordRef, decision: ApprovalDecision, retentionMs: number): Promise<DecideResult>;
 
   /**
    * Operator: a page of records by state, oldest or newest first, from an index the store keeps

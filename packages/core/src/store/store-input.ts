@@ -149,6 +149,10 @@ export function checkClaimOptions(options: ClaimOptions): void {
   if (options.description !== undefined)
     checkText('description', options.description, MAX_DESCRIPTION_LENGTH);
   if (options.codec !== undefined) checkName('codec', options.codec, MAX_NAME_LENGTH);
+  const approval = (options as { approval?: unknown }).approval;
+  if (approval !== undefined && approval !== 'required') {
+    throw new StoreInputError('approval', `must be 'required' when present, got ${String(approval)}`);
+  }
 }
 
 /** Operator text (a description, a reason): a well-formed string without NUL, 1..maxLength code units. */
@@ -253,7 +257,10 @@ export function resolveDecision(
   resolution: ResolutionForce,
   nowMs: number,
 ): 'settle' | 'not_resolvable' | 'holder_alive' {
-  if (record.state === 'completed') return 'not_resolvable';
+  // A completed record is settled; an approval-state record has no attempt to settle (decideApproval).
+  if (record.state !== 'in_progress' && record.state !== 'indeterminate' && record.state !== 'abandoned') {
+    return 'not_resolvable';
+  }
   if (record.state !== 'in_progress' || record.leaseExpiresAtMs <= nowMs) return 'settle';
   return resolution.force === true ? 'settle' : 'holder_alive';
 }
@@ -295,6 +302,9 @@ const LIST_STATES: ReadonlySet<string> = new Set([
   'lease_expired',
   'in_progress',
   'completed',
+  'awaiting_approval',
+  'approved',
+  'denied',
 ]);
 
 /** Options of `list` (cursor format excepted: each store decodes its own). @throws StoreInputError */

@@ -1,9 +1,16 @@
 // The store contract's data: records and who holds them, the answers of each operation, operator
 // resolutions and listing. Types only; the interface that takes and answers them is
 // idempotency-store.ts (docs/store-contract.md describes both).
+import type { ApprovalEntry, ApprovalState } from './approval-records.js';
 
-/** Lifecycle of a record. A released record is deleted, not kept with a state. */
-export type RecordState = 'in_progress' | 'completed' | 'indeterminate' | 'abandoned';
+/**
+ * Lifecycle of a record. A released record is deleted, not kept with a state. The
+ * {@link ApprovalState}s come before a claim, for a call that needs an operator's approval.
+ */
+export type RecordState = 'in_progress' | 'completed' | 'indeterminate' | 'abandoned' | ApprovalState;
+
+/** The states a claim leaves a record in (every state but the approval states). */
+export type ClaimedState = Exclude<RecordState, ApprovalState>;
 
 /** What the store keeps about one idempotency key. */
 export interface IdempotencyRecord {
@@ -63,6 +70,11 @@ export interface IdempotencyRecord {
   readonly updatedAtMs?: number;
   /** The operator resolution that completed this record, when an operator did (`resolve`). */
   readonly resolution?: ResolutionEntry;
+  /**
+   * The operator's decision on this call (`decideApproval`), when it needed one: present on `approved` and
+   * `denied` records, and kept on the record the claim that consumed the approval made.
+   */
+  readonly approval?: ApprovalEntry;
 }
 
 /** An error as recorded: its type name and message only (never a stack or arguments). */
@@ -129,6 +141,13 @@ export interface ClaimOptions {
    * any other state (business keys and `'call'` keys). When false only the tool is checked.
    */
   readonly checkFingerprint: boolean;
+  /**
+   * `'required'`: the call runs only on an operator's approval of this tool and fingerprint
+   * (`decideApproval`). No live record → an `awaiting_approval` record is written and the answer is
+   * `approval_required`; an `approved` one is consumed by this claim (`acquired`, fence 1). The
+   * approval states answer alike without it (docs/store-contract.md, "Approvals").
+   */
+  readonly approval?: 'required';
 }
 
 /** Answer of {@link IdempotencyStore.claim}, decided in the same atomic step as the claim. */
@@ -141,6 +160,11 @@ export type ClaimResult =
       readonly leaseExpiresAtMs: number;
       /** True when this claim took over from a holder whose lease had expired. */
       readonly takeover: boolean;
+      /**
+       * The operator's approval this claim consumed (it read `approved`), when it did. Optional:
+       * a store may leave it out (the record keeps it either way); the guard reports it.
+       */
+      readonly approval?: ApprovalEntry;
     }
   | { readonly status: 'completed'; readonly record: IdempotencyRecord }
   | {
@@ -155,6 +179,19 @@ export type ClaimResult =
   | {
       /** The key is held with another tool or other arguments (see `checkFingerprint`). */
       readonly status: 'conflict';
+      readonly record: IdempotencyRecord;
+    }
+  | {
+      /**
+       * The call waits for an operator's decision: the record is `awaiting_approval` (this claim
+       * wrote it, or found it). Nothing ran; ask again after `decideApproval`.
+       */
+      readonly status: 'approval_required';
+      readonly record: IdempotencyRecord;
+    }
+  | {
+      /** An operator denied this call (`record.approval` says who and why). Nothing ran. */
+      readonly status: 'denied';
       readonly record: IdempotencyRecord;
     };
 
@@ -257,9 +294,16 @@ export interface ResolutionEntry {
 /**
  * What `list` can select. `lease_expired` is an `in_progress` record whose lease has expired by
  * the store's clock (a holder that stopped; the next claim will take it over or mark it);
- * `in_progress` is every record in progress, live or not.
+ * `in_progress` is every record in progress, live or not; the approval states select themselves
+ * (never listed unless asked for).
  */
-export type ListState = 'indeterminate' | 'abandoned' | 'lease_expired' | 'in_progress' | 'completed';
+export type ListState =
+  | 'indeterminate'
+  | 'abandoned'
+  | 'lease_expired'
+  | 'in_progress'
+  | 'completed'
+  | ApprovalState;
 
 /** Options of {@link IdempotencyStore.list}. */
 export interface ListOptions {

@@ -1,4 +1,6 @@
 import type { Attributes, Span } from '@opentelemetry/api';
+import { ApprovalDeniedError } from '../errors/approval-denied-error.js';
+import { ApprovalRequiredError } from '../errors/approval-required-error.js';
 import { ExecutionAbandonedError } from '../errors/execution-abandoned-error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict-error.js';
 import { IndeterminateOutcomeError } from '../errors/indeterminate-outcome-error.js';
@@ -43,6 +45,10 @@ const BIT: Readonly<Record<GuardEventType, number>> = {
   'tool.stale_result': 512,
   'tool.resolved': 1024,
   'tool.interrupted': 2048,
+  'tool.approval_required': 4096,
+  'tool.approval_consumed': 8192,
+  'tool.denied': 16384,
+  'tool.approval_decided': 32768,
 };
 
 /** Outcomes decided by an event, most serious first: the first one the call saw is its outcome. */
@@ -202,6 +208,8 @@ export class CallTrace implements CallObserver {
         return (this.seen & BIT['tool.interrupted']) !== 0 ? 'interrupted' : 'indeterminate';
       }
       if (ExecutionAbandonedError.isInstance(error)) return 'abandoned';
+      if (ApprovalRequiredError.isInstance(error)) return 'approval_required';
+      if (ApprovalDeniedError.isInstance(error)) return 'denied';
       if (IdempotencyConflictError.isInstance(error)) return 'conflict';
       if (OutcomePendingError.isInstance(error)) return 'pending';
     }

@@ -27,6 +27,10 @@ export type GuardOutcome =
   | 'conflict'
   /** Another caller still ran it past `waitTimeoutMs` (`OutcomePendingError`). */
   | 'pending'
+  /** The call waits for an operator's approval (`ApprovalRequiredError`): nothing ran. */
+  | 'approval_required'
+  /** An operator denied the call (`ApprovalDeniedError`): nothing ran. */
+  | 'denied'
   /** The guard failed before any of the above: the store unreachable before the body ran, a key that cannot be derived, the caller's abort. */
   | 'error';
 

@@ -58,5 +58,8 @@ export function claimResult(row: Row | undefined, options: ClaimOptions): ClaimR
       return { status: 'abandoned', record };
     case 'in_progress':
       return { status: 'busy', record, nowMs: Number(row.now_ms) };
+    default:
+      // The approval states: this store does not write them yet (it has no decideApproval).
+      throw new StoreUnavailableError('claim', `PostgreSQL returned a record in state ${record.state}`);
   }
 }
