@@ -124,6 +124,8 @@ describe('pending approvals in the console, in Chromium', () => {
     await page.waitForURL(/\/record\?/);
     expect(await page.locator('#approval-state').textContent()).toContain('nothing of it ran');
     expect(await page.locator('main').textContent()).not.toContain('Still running');
+    if (opened.clock !== undefined)
+      await page.screenshot({ path: join(SCREENSHOTS, 'approval-detail.png'), fullPage: true });
     await page.locator('#reason-approve').fill('customer confirmed the refund by phone');
     await page.getByRole('button', { name: 'Approve: let it run once' }).click();
     await page.waitForURL(/done=approved/);

@@ -159,8 +159,8 @@ export function listPage(frame: PageFrame, view: ListView): string {
     frame,
     tabLabel(view.filters.state),
     html`<h1>${tabLabel(view.filters.state)}</h1>
-${intro}
 ${stateTabs(frame, view.filters)}
+${intro}
 ${filterForm(frame, view)}
 ${results(frame, view)}
 ${paging(frame, view)}
