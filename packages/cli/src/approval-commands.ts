@@ -91,7 +91,8 @@ async function requestOf(
 }
 
 function notDecidable(record: IdempotencyRecord): string {
-  if (record.state === 'approved') return `already approved${auditOf(record)}: it runs once, on its next call`;
+  if (record.state === 'approved')
+    return `already approved${auditOf(record)}: it runs once, on its next call`;
   if (record.state === 'denied') return `denied${auditOf(record)}: a denial stays a denial`;
   return `the record is ${record.state}, attempt ${record.attempt}: the call was claimed (an approval was used, or it needed none)`;
 }
@@ -133,7 +134,9 @@ function reportDecision(
       );
       return ExitCode.notFound;
     case 'not_found':
-      context.output.err(`${shown}: the request is gone (expired or forgotten meanwhile), nothing was decided`);
+      context.output.err(
+        `${shown}: the request is gone (expired or forgotten meanwhile), nothing was decided`,
+      );
       return ExitCode.notFound;
     case 'denied':
     case 'consumed':

@@ -10,6 +10,7 @@ import {
   StoreUnavailableError,
 } from '@toolfence/core';
 import { Command, CommanderError, Option } from 'commander';
+import { approvalsCommand, checkDecideInput, type DecideFlags, decideCommand } from './approval-commands.js';
 import {
   DEFAULT_OPENER,
   type GlobalOptions,
@@ -19,7 +20,6 @@ import {
   withStore,
 } from './context.js';
 import { parseDuration } from './durations.js';
-import { approvalsCommand, checkDecideInput, type DecideFlags, decideCommand } from './approval-commands.js';
 import { jsonLine, safeLine } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
 import { checkKeyArgument } from './key-lookup.js';

@@ -10,7 +10,13 @@
 //   { "record": true }                            the record as the store has it
 //   { "withoutApprovals": true }                  the CLI's store has no decideApproval from now on
 import { PassThrough } from 'node:stream';
-import { Guard, Idempotency, type IdempotencyPolicy, type IdempotencyStore, MemoryStore } from '@toolfence/core';
+import {
+  Guard,
+  Idempotency,
+  type IdempotencyPolicy,
+  type IdempotencyStore,
+  MemoryStore,
+} from '@toolfence/core';
 import { runCommandLine } from '../src/main.js';
 import type { OpenStore } from '../src/open-store.js';
 

@@ -165,10 +165,13 @@ describe('pending approvals in the console, in Chromium', () => {
     await page.goto(`${mounted.origin}${recordPath(BASE, 'tenant-a', asked.key)}`);
     const [empty] = await Promise.all([
       page.waitForResponse(`${mounted.origin}${BASE}/decide`),
-      page.locator('form[action$="/decide"]').first().evaluate((form) => {
-        (form.querySelector('input[name="reason"]') as unknown as { required: boolean }).required = false;
-        (form as unknown as { submit(): void }).submit();
-      }),
+      page
+        .locator('form[action$="/decide"]')
+        .first()
+        .evaluate((form) => {
+          (form.querySelector('input[name="reason"]') as unknown as { required: boolean }).required = false;
+          (form as unknown as { submit(): void }).submit();
+        }),
     ]);
     expect(empty.status()).toBe(400);
     expect(await page.locator('#problem-approve').textContent()).toContain('Say why');
@@ -201,7 +204,9 @@ describe('pending approvals in the console, in Chromium', () => {
     ]);
     expect(answer.status()).toBe(403);
     await evil.close();
-    expect((await opened.store.get({ tenant: 'tenant-a', key: hostile.key }))?.state).toBe('awaiting_approval');
+    expect((await opened.store.get({ tenant: 'tenant-a', key: hostile.key }))?.state).toBe(
+      'awaiting_approval',
+    );
     await page.goto(`${mounted.origin}${BASE}/?state=awaiting_approval`);
     expect(await page.locator('tbody a').allTextContents()).toContain(HOSTILE_TOOL);
     await page.goto(`${mounted.origin}${recordPath(BASE, 'tenant-a', hostile.key)}`);
@@ -226,8 +231,9 @@ describe('pending approvals in the console, in Chromium', () => {
       const listed = await page.goto(`${other.origin}${BASE}/?state=awaiting_approval`);
       expect(listed?.status()).toBe(200);
       expect(await page.locator('#no-approvals').textContent()).toContain('This store keeps no approvals');
-      const waiting = (await opened.store.list({ tenant: 'tenant-a', states: ['awaiting_approval'], limit: 1 }))
-        .records[0];
+      const waiting = (
+        await opened.store.list({ tenant: 'tenant-a', states: ['awaiting_approval'], limit: 1 })
+      ).records[0];
       await page.goto(`${other.origin}${recordPath(BASE, 'tenant-a', waiting?.key as string)}`);
       expect(await page.locator('form[action$="/decide"]').count()).toBe(0);
     } finally {

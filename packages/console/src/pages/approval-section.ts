@@ -106,7 +106,6 @@ ${problemFor(again, 'deny')}
 export function decidedNotice(done: string | undefined): SafeHtml {
   if (done === 'approved')
     return html`<p class="notice ok" role="status">Approved: the call runs once, when its run calls it again.</p>`;
-  if (done === 'denied')
-    return html`<p class="notice ok" role="status">Denied: the call will not run.</p>`;
+  if (done === 'denied') return html`<p class="notice ok" role="status">Denied: the call will not run.</p>`;
   return html``;
 }
