@@ -105,6 +105,8 @@ function auditOf(record: IdempotencyRecord): string {
   return `${who} at ${new Date(approval.atMs).toISOString()}${why}`;
 }
 
+const eventNote = (event: unknown) => (event === undefined ? '' : '; event tool.approval_decided');
+
 /** What the store answered, as the operator reads it; the exit code. */
 function reportDecision(
   context: CommandContext,
@@ -115,8 +117,14 @@ function reportDecision(
   /** The operator gave --owner: the request they inspected earlier. */
   pinned: boolean,
 ): number {
+  const event = context.events.find((each) => each.type === 'tool.approval_decided');
   if (context.json) {
-    context.output.json({ key, tenant: context.tenant, ...result });
+    context.output.json({
+      key,
+      tenant: context.tenant,
+      ...result,
+      ...(event === undefined ? {} : { event }),
+    });
     return result.status === 'decided' ? ExitCode.done : ExitCode.notFound;
   }
   const shown = visible(key);
@@ -124,8 +132,8 @@ function reportDecision(
     case 'decided':
       context.output.out(
         approved
-          ? `${shown}: approved${auditOf(result.record)}: the call runs once, on its next call (a second use replays its outcome)`
-          : `${shown}: denied${auditOf(result.record)}: the call will not run; every repeat is denied`,
+          ? `${shown}: approved${auditOf(result.record)}: the call runs once, on its next call (a second use replays its outcome)${eventNote(event)}`
+          : `${shown}: denied${auditOf(result.record)}: the call will not run; every repeat is denied${eventNote(event)}`,
       );
       return ExitCode.done;
     case 'changed':
@@ -151,6 +159,25 @@ function reportDecision(
   }
 }
 
+/** A decision on a record without a request owner (approved ahead of its call), store direct. */
+async function decideUnowned(
+  store: IdempotencyStore,
+  context: CommandContext,
+  seen: IdempotencyRecord,
+  approved: boolean,
+  audit: { by: string; reason?: string; retentionMs: number },
+): Promise<DecideResult> {
+  const { retentionMs, ...who } = audit;
+  requireApprovalStore(store);
+  const decide = store.decideApproval as NonNullable<IdempotencyStore['decideApproval']>;
+  return decide.call(
+    store,
+    { tenant: context.tenant, key: seen.key },
+    { approved, tool: seen.tool, fingerprint: seen.fingerprint, ...who },
+    retentionMs,
+  );
+}
+
 /** `approve KEY --by NAME` or `deny KEY --by NAME`, on the request read first. */
 export function decideCommand(given: string, flags: DecideFlags, approved: boolean): Work {
   return async (store, guard, context) => {
@@ -158,24 +185,24 @@ export function decideCommand(given: string, flags: DecideFlags, approved: boole
     const key = await findKey(guard, context, given);
     const seen = await requestOf(guard, context, key, approved);
     if (typeof seen === 'number') return seen;
-    const decide = store.decideApproval?.bind(store);
-    if (decide === undefined) return ExitCode.storeUnavailable;
     // The request the operator looked at: the one --owner names, else the one just read.
     const owner = flags.owner ?? seen.owner;
-    const result = await decide(
-      { tenant: context.tenant, key },
-      {
-        approved,
-        tool: seen.tool,
-        fingerprint: seen.fingerprint,
-        // A call approved before it asked has no request owner: tool and fingerprint bind it.
-        ...(owner === '' ? {} : { expect: { owner } }),
-        by: flags.by as string,
-        ...(flags.reason === undefined ? {} : { reason: flags.reason }),
-      },
-      // The request's own retention (its call's policy), so a decision never shortens or extends it.
-      seen.retentionMs ?? DEFAULT_RETENTION_MS,
-    );
+    const audit = {
+      by: flags.by as string,
+      ...(flags.reason === undefined ? {} : { reason: flags.reason }),
+      // The request's own retention (its call's policy): a decision neither shortens nor extends it.
+      retentionMs: seen.retentionMs ?? DEFAULT_RETENTION_MS,
+    };
+    const result =
+      owner === ''
+        ? // An approval made before its call asked has no request owner: tool and fingerprint bind it.
+          await decideUnowned(store, context, seen, approved, audit)
+        : // Through the guard, so the decision is audited as tool.approval_decided (--json prints it).
+          await guard.decide(
+            { key, tenant: context.tenant, tool: seen.tool, fingerprint: seen.fingerprint, owner },
+            approved,
+            audit,
+          );
     return reportDecision(context, key, owner, result, approved, flags.owner !== undefined);
   };
 }

@@ -9,6 +9,7 @@
 //   { "forget": true }                            erase the tenant (the request is gone)
 //   { "record": true }                            the record as the store has it
 //   { "withoutApprovals": true }                  the CLI's store has no decideApproval from now on
+//   { "approveAhead": N }                         the app approves the call (amount N) before it asks
 import { PassThrough } from 'node:stream';
 import {
   Guard,
@@ -26,7 +27,8 @@ type Step =
   | { owner: true }
   | { forget: true }
   | { record: true }
-  | { withoutApprovals: true };
+  | { withoutApprovals: true }
+  | { approveAhead: number };
 
 const tenant = 'acme';
 const store = new MemoryStore();
@@ -106,7 +108,14 @@ for (const step of steps) {
     result = { owner: vars.$OWNER };
   } else if ('forget' in step) result = { forgot: await store.forget({ tenant }) };
   else if ('record' in step) result = { record: await store.get({ tenant, key: vars.$KEY ?? '' }) };
-  else {
+  else if ('approveAhead' in step) {
+    const decided = await guards.a.approve(
+      { tool: 'refund', arguments: { orderId: 'A-1', amount: step.approveAhead }, runId: 'run-1', policy },
+      { by: 'lead@example.com' },
+    );
+    if ('record' in decided) vars.$KEY = decided.record.key;
+    result = { approveAhead: decided.status };
+  } else {
     cliStore = withoutApprovals;
     result = { withoutApprovals: true };
   }

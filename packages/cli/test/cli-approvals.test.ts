@@ -111,6 +111,11 @@ describe('toolfence approvals / approve / deny', () => {
       status: 'decided',
       tenant: 'acme',
       record: { state: 'denied', approval: { approved: false, by: 'bo', reason: 'amount too high' } },
+      event: {
+        type: 'tool.approval_decided',
+        tool: 'refund',
+        approval: { approved: false, by: 'bo', reason: 'amount too high' },
+      },
     });
     expect(again).toEqual({ ask: 'APPROVAL_DENIED', runs: 0 });
     expect(approveLater?.code).toBe(1);
@@ -144,6 +149,24 @@ describe('toolfence approvals / approve / deny', () => {
     expect(now.approval).toBeUndefined();
     // Read again (no --owner): the new request is the one decided.
     expect(decided?.code, decided?.stderr).toBe(0);
+  }, 90_000);
+
+  it('deny revokes an approval given ahead of the call (no request owner): the call never runs', async () => {
+    const [ahead, listed, shown, revoked, asked] = await run([
+      { approveAhead: 30 },
+      cli('approvals', '--json'),
+      cli('inspect', '$KEY'),
+      cli('deny', '$KEY', '--by', 'ana', '--reason', 'approved by mistake'),
+      ask('a'),
+    ]);
+    expect(ahead).toEqual({ approveAhead: 'decided' });
+    expect(jsonOf(listed)).toEqual([
+      expect.objectContaining({ page: expect.objectContaining({ records: 0 }) }),
+    ]);
+    expect(shown?.stdout).toContain('approval  approved by lead@example.com at ');
+    expect(revoked?.code, revoked?.stderr).toBe(0);
+    expect(revoked?.stdout).toContain('denied by ana at ');
+    expect(asked).toEqual({ ask: 'APPROVAL_DENIED', runs: 0 });
   }, 90_000);
 
   it('says a store without decideApproval keeps no approvals (exit 3), for every approval command', async () => {

@@ -9,7 +9,13 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createConsoleHandler } from '@toolfence/console';
-import { Guard, Idempotency, type IdempotencyPolicy, type IdempotencyStore } from '@toolfence/core';
+import {
+  Guard,
+  type GuardEvent,
+  Idempotency,
+  type IdempotencyPolicy,
+  type IdempotencyStore,
+} from '@toolfence/core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { close, recordPath } from '../../../test/support/console.js';
@@ -69,10 +75,11 @@ describe('pending approvals in the console, in Chromium', () => {
   let attacker: Server;
   let attackerOrigin: string;
   const violations: string[] = [];
+  const events: GuardEvent[] = [];
 
   beforeAll(async () => {
     opened = await openStore('memory');
-    guard = new Guard({ store: opened.store, tenant: 'tenant-a' });
+    guard = new Guard({ store: opened.store, tenant: 'tenant-a', onEvent: (event) => events.push(event) });
     mounted = await mountExpress(createConsoleHandler({ guard, basePath: BASE, authorize: operators }), BASE);
     attacker = createServer((request, response) => {
       const url = new URL(request.url ?? '/', 'http://attacker.invalid');
@@ -136,6 +143,18 @@ describe('pending approvals in the console, in Chromium', () => {
       state: 'approved',
       approval: { approved: true, by: 'alice@example.com', reason: 'customer confirmed the refund by phone' },
     });
+    // Decided through the application's guard: its onEvent hears who approved, and why.
+    expect(events.filter((event) => event.type === 'tool.approval_decided')).toEqual([
+      expect.objectContaining({
+        key,
+        tool: 'refund',
+        approval: {
+          approved: true,
+          by: 'alice@example.com',
+          reason: 'customer confirmed the refund by phone',
+        },
+      }),
+    ]);
     const [first, second] = await Promise.all([
       callOf(guard, 'A-100', 30, 'refund', counter),
       callOf(new Guard({ store: opened.store, tenant: 'tenant-a' }), 'A-100', 30, 'refund', counter),

@@ -2,7 +2,8 @@
 // settling actions are, in this order: a same-origin post, the form token of this operator and
 // browser, the tenant, the record's version (unchanged since the operator looked at it), the
 // reason. Then the store decides in its own atomic step, and only on the request the page showed:
-// its owner, tool and argument fingerprint, all taken from the record read, never from the form.
+// its owner, tool and argument fingerprint, all taken from the record read, never from the form
+// (`guard.decide`, so the application's onEvent gets `tool.approval_decided`).
 import { DEFAULT_RETENTION_MS, type DecideResult, type RecordRef } from '@toolfence/core';
 import { formTokenProblem } from '../csrf.js';
 import { href } from '../html.js';
@@ -94,20 +95,27 @@ export async function decideRoute(context: RouteContext): Promise<void> {
   }
   const problem = reasonProblem(request.reason);
   if (problem !== undefined) return showAgain(context, request, 400, problem);
-  const result = await decide(
-    request.ref,
-    {
-      approved: request.approve,
-      tool: record.tool,
-      fingerprint: record.fingerprint,
-      // A call approved before it asked has no request owner: tool and fingerprint bind it.
-      ...(record.owner === '' ? {} : { expect: { owner: record.owner } }),
-      by: context.operator.id,
-      reason: request.reason,
-    },
+  const audit = {
+    by: context.operator.id,
+    reason: request.reason,
     // The request's own retention (its policy's): a decision neither shortens nor extends it.
-    record.retentionMs ?? DEFAULT_RETENTION_MS,
-  );
+    retentionMs: record.retentionMs ?? DEFAULT_RETENTION_MS,
+  };
+  const { tool, fingerprint, owner } = record;
+  const result =
+    owner === ''
+      ? // An approval made before its call asked has no request owner: tool and fingerprint bind it.
+        await decide(
+          request.ref,
+          { approved: request.approve, tool, fingerprint, by: audit.by, reason: audit.reason },
+          audit.retentionMs,
+        )
+      : // Through the guard: the store decides only for this owner, and tool.approval_decided is emitted.
+        await context.options.guard.decide(
+          { ...request.ref, tool, fingerprint, owner },
+          request.approve,
+          audit,
+        );
   if (result.status !== 'decided') {
     if (result.status === 'not_found') {
       throw new ConsoleRefusal(409, 'Nothing to decide', refusal(result));
