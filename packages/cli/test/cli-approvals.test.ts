@@ -4,7 +4,10 @@
 // store that keeps no approvals refused with a clear error.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { SQLiteStore } from '@toolfence/stores/sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../test/support/run-cli.js';
+import { sqliteDirectory } from '../../../test/support/sqlite.js';
 
 const script = fileURLToPath(new URL('./approval-process.ts', import.meta.url));
 
@@ -201,5 +204,34 @@ describe('toolfence approvals / approve / deny', () => {
     expect(hostile?.stdout).toContain('denied by eve\\x1b[31m\\u{202e} at ');
     expect(hostile?.stdout).toContain('(line\\nbreak)');
     expect(hostile?.stdout).not.toContain('\u001b');
+  }, 90_000);
+});
+
+describe('toolfence approvals on the SQLite store the CLI opens itself', () => {
+  const directory = sqliteDirectory('cli-approvals');
+  afterAll(() => directory.remove());
+
+  it('answers by what the store keeps: exit 3 naming it while it keeps no approvals, else an empty listing', async () => {
+    const file = directory.file('records.db');
+    const store = new SQLiteStore({ path: file });
+    await store.ensureSchema();
+    const keeps = typeof store.decideApproval === 'function';
+    await store.close();
+    const args = ['--store', `sqlite:${file}`, '--tenant', 'shop'];
+    const listed = await runCli([...args, 'approvals']);
+    const approved = await runCli([...args, 'approve', 'f'.repeat(64), '--by', 'ana']);
+    if (keeps) {
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toContain('no awaiting_approval records');
+      expect(approved.code).toBe(1);
+      expect(approved.stderr).toContain('no call waits for a decision under this key');
+    } else {
+      for (const answer of [listed, approved]) {
+        expect(answer.code).toBe(3);
+        expect(answer.stdout).toBe('');
+        expect(answer.stderr).toContain('SQLiteStore');
+        expect(answer.stderr).toContain('it keeps no approvals (it has no decideApproval)');
+      }
+    }
   }, 90_000);
 });
