@@ -4,6 +4,7 @@
 // store that keeps no approvals refused with a clear error.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { IdempotencyStore } from '@toolfence/core';
 import { SQLiteStore } from '@toolfence/stores/sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../test/support/run-cli.js';
@@ -215,7 +216,8 @@ describe('toolfence approvals on the SQLite store the CLI opens itself', () => {
     const file = directory.file('records.db');
     const store = new SQLiteStore({ path: file });
     await store.ensureSchema();
-    const keeps = typeof store.decideApproval === 'function';
+    // The IdempotencyStore view: the method is optional while the stores gain it.
+    const keeps = typeof (store as IdempotencyStore).decideApproval === 'function';
     await store.close();
     const args = ['--store', `sqlite:${file}`, '--tenant', 'shop'];
     const listed = await runCli([...args, 'approvals']);
