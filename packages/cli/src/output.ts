@@ -110,11 +110,12 @@ function approvalLines(record: IdempotencyRecord): string[] {
   const what = entry.approved ? 'approved' : 'denied';
   const use =
     record.state === 'approved'
-      ? ' (not used yet: the next call runs once)'
+      ? 'not used yet: the next call runs once (deny revokes it)'
       : record.state === 'denied'
-        ? ' (every repeat is denied)'
-        : ' (used: this record is the run it allowed)';
-  return [`approval  ${what}${who} at ${iso(entry.atMs)}${why}${use}`];
+        ? 'none: every repeat, resume or replay is denied'
+        : 'used: this record is the run it allowed';
+  // The operator's own words: escaped like every field read from the store.
+  return [`approval  ${what}${who} at ${iso(entry.atMs)}${why}`, `use       ${use}`];
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
@@ -161,12 +162,6 @@ export function inspectLines(
       `call      ${text(record.callId)}`,
       `describe  ${text(record.description)}`,
       ...(record.codec === undefined ? [] : [`codec     ${text(record.codec)}`]),
-      // The operator's own words: escaped like every field read from the store.
-      ...(record.approval === undefined
-        ? []
-        : [
-            `approval  ${record.approval.approved ? 'approved' : 'denied'} by ${text(record.approval.by)} at ${iso(record.approval.atMs)}: ${text(record.approval.reason)}`,
-          ]),
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
       ...(record.fence === 0 ? [] : [`lease     ${iso(record.leaseExpiresAtMs)}`]),

@@ -54,7 +54,7 @@ const jsonOf = (line: Line | undefined) =>
 
 describe('toolfence approvals / approve / deny', () => {
   it('lists the waiting call, approves it once, and inspect shows who approved it', async () => {
-    const [asked, listed, table, noBy, approved, shown, first, second, late] = await run([
+    const [asked, listed, table, noBy, approved, shown, first, second, used, late] = await run([
       ask('a'),
       cli('approvals', '--json'),
       cli('approvals'),
@@ -63,6 +63,7 @@ describe('toolfence approvals / approve / deny', () => {
       cli('inspect', '$KEY'),
       ask('b'),
       ask('a'),
+      cli('inspect', '$KEY'),
       cli('deny', '$KEY', '--by', 'bo'),
     ]);
     expect(asked).toEqual({ ask: 'APPROVAL_REQUIRED', runs: 0 });
@@ -89,13 +90,16 @@ describe('toolfence approvals / approve / deny', () => {
     expect(approved?.stdout).toContain('(customer confirmed by phone): the call runs once');
     expect(shown?.stdout).toContain('state     approved');
     expect(shown?.stdout).toMatch(
-      /approval {2}approved by ana@example\.com at \S+: customer confirmed by phone \(not used yet/,
+      /approval {2}approved by ana@example\.com at \S+: customer confirmed by phone\n/,
     );
+    expect(shown?.stdout).toContain('use       not used yet: the next call runs once');
     expect(shown?.stdout).not.toContain('holder    --fence 0');
 
     // Single use: two resumes from two workers, one run; the second replays the outcome.
     expect(first).toEqual({ ask: 'ran', value: { refundId: 'r-1' }, runs: 1 });
     expect(second).toEqual({ ask: 'ran', value: { refundId: 'r-1' }, runs: 1 });
+    expect(used?.stdout).toContain('state     completed');
+    expect(used?.stdout).toContain('use       used: this record is the run it allowed');
     expect(late?.code).toBe(1);
     expect(late?.stderr).toContain('the record is completed, attempt 1');
     expect(late?.stderr).toContain('nothing was decided');
