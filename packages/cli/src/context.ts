@@ -38,6 +38,18 @@ export interface LocationHolder {
 
 export type Work = (store: IdempotencyStore, guard: Guard, context: CommandContext) => Promise<number>;
 
+/**
+ * How a command finds and opens its store: `--store` parsed, then opened. The CLI's own is
+ * {@link DEFAULT_OPENER}; a test process that keeps its records in memory passes its own, since no
+ * other process can reach a MemoryStore.
+ */
+export interface StoreOpener {
+  readonly parse: (given: string | undefined) => StoreLocation;
+  readonly open: (location: StoreLocation, namespace: StoreNamespace, access: Access) => Promise<OpenStore>;
+}
+
+export const DEFAULT_OPENER: StoreOpener = { parse: parseStoreLocation, open: openStore };
+
 /** The tenant of the command, checked. @throws CliError (usage) */
 export function tenantOf(options: GlobalOptions, env: NodeJS.ProcessEnv): string {
   const tenant = options.tenant ?? (env.TOOLFENCE_TENANT || 'default');
@@ -60,8 +72,9 @@ export async function withStore(
   holder: LocationHolder,
   work: Work,
   access: Access = 'write',
+  opener: StoreOpener = DEFAULT_OPENER,
 ): Promise<number> {
-  const location = parseStoreLocation(options.store ?? env.TOOLFENCE_STORE);
+  const location = opener.parse(options.store ?? env.TOOLFENCE_STORE);
   holder.location = location;
   holder.masker.add(location.target);
   const namespace: StoreNamespace = {
@@ -70,7 +83,7 @@ export async function withStore(
     ...(options.table === undefined ? {} : { table: options.table }),
   };
   const tenant = tenantOf(options, env);
-  const opened = await openStore(location, namespace, access);
+  const opened = await opener.open(location, namespace, access);
   const events: GuardEvent[] = [];
   const place = { store: location.shown, namespace: opened.namespace, tenant };
   try {

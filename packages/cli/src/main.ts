@@ -10,7 +10,15 @@ import {
   StoreUnavailableError,
 } from '@toolfence/core';
 import { Command, CommanderError, Option } from 'commander';
-import { type GlobalOptions, type LocationHolder, type Work, withStore } from './context.js';
+import { approvalsCommand, checkDecideInput, type DecideFlags, decideCommand } from './approval-commands.js';
+import {
+  DEFAULT_OPENER,
+  type GlobalOptions,
+  type LocationHolder,
+  type StoreOpener,
+  type Work,
+  withStore,
+} from './context.js';
 import { parseDuration } from './durations.js';
 import { jsonLine, safeLine } from './escape.js';
 import { CliError, ExitCode } from './exit-codes.js';
@@ -43,6 +51,7 @@ function buildProgram(
   output: Output,
   holder: LocationHolder,
   setCode: (code: number) => void,
+  opener: StoreOpener,
 ): Command {
   const program = new Command('toolfence')
     .description('List, inspect and settle the tool calls toolfence keeps (docs/operations.md).')
@@ -66,13 +75,14 @@ function buildProgram(
       writeErr: (text) => io.stderr.write(holder.masker.mask(text)),
     });
   const run: Run = (work, access) => async () => {
-    setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work, access));
+    setCode(await withStore(program.opts<GlobalOptions>(), io.env, output, holder, work, access, opener));
   };
   const tenantGiven = () =>
     program.opts<GlobalOptions>().tenant !== undefined || Boolean(io.env.TOOLFENCE_TENANT);
 
   registerReadCommands(program, run, tenantGiven);
   registerSettleCommands(program, run, tenantGiven, io);
+  registerApprovalCommands(program, run, tenantGiven);
   program
     .command('migrate')
     .description("apply the store's schema migrations, with progress (PostgreSQL: online, resumable)")
@@ -170,8 +180,47 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     );
 }
 
+/** approvals, approve, deny. */
+function registerApprovalCommands(program: Command, run: Run, tenantGiven: () => boolean): void {
+  program
+    .command('approvals')
+    .description('calls waiting for an operator to approve or deny them, oldest first')
+    .option('--all-tenants', 'every tenant')
+    .option('--tool <tool>', 'only this tool')
+    .option('--older-than <duration>', 'only requests waiting for at least this long (30s, 10m, 2h, 1d)')
+    .option('--limit <n>', 'most records shown (default 100)')
+    .option('--order <order>', 'oldest (default) or newest first')
+    .option('--cursor <cursor>', 'go on from where a listing stopped')
+    .action((flags: ListFlags) => run(approvalsCommand(flags, tenantGiven()), 'read')());
+  for (const [name, approved, what] of [
+    ['approve', true, 'let the waiting call run once (its next call consumes the approval)'],
+    ['deny', false, 'refuse the waiting call (or revoke an unused approval): it never runs'],
+  ] as const) {
+    program
+      .command(name)
+      .description(what)
+      .argument('<key>', 'the idempotency key (from approvals), or a unique abbreviation of it')
+      .option('--by <name>', 'who decides (required: kept with the record)')
+      .option('--reason <text>', 'why, in your words')
+      .option('--owner <id>', 'decide only the request you inspected (its owner, from approvals or inspect)')
+      .action((key: string, flags: DecideFlags) => {
+        checkDecideInput(key, flags, approved);
+        return run(decideCommand(key, flags, approved))();
+      });
+  }
+}
+
 /** Runs the CLI on `argv` (without `node` and the script). Resolves to the exit code. */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export function main(argv: readonly string[], io: CliIo): Promise<number> {
+  return runCommandLine(argv, io, DEFAULT_OPENER);
+}
+
+/** {@link main} with the store opened by `opener` (not exported from the package: for tests). */
+export async function runCommandLine(
+  argv: readonly string[],
+  io: CliIo,
+  opener: StoreOpener,
+): Promise<number> {
   const holder: LocationHolder = { location: undefined, masker: maskerFor(argv, io.env) };
   const output: Output = {
     out: (line) => io.stdout.write(`${safeLine(holder.masker.mask(line))}\n`),
@@ -180,9 +229,15 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     json: (value) => io.stdout.write(`${holder.masker.maskKnown(jsonLine(value))}\n`),
   };
   let code: number = ExitCode.done;
-  const program = buildProgram(io, output, holder, (value) => {
-    code = value;
-  });
+  const program = buildProgram(
+    io,
+    output,
+    holder,
+    (value) => {
+      code = value;
+    },
+    opener,
+  );
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return code;
@@ -192,7 +247,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 }
 
 /** The store operations the CLI writes with (`resolve` and `release` are both a store's resolve). */
-const writes: ReadonlySet<string> = new Set(['resolve', 'release', 'forget']);
+const writes: ReadonlySet<string> = new Set(['resolve', 'release', 'forget', 'decideApproval']);
 
 function report(error: unknown, output: Output): number {
   if (error instanceof CommanderError) {

@@ -64,7 +64,9 @@ export function listRows(records: readonly ListedRecord[], nowMs: number, withTe
       ? `${visible(record.error.type)}: ${shorten(visible(record.error.message), 60)}`
       : record.state === 'in_progress'
         ? inProgressNote(record, nowMs)
-        : '-',
+        : record.state === 'awaiting_approval'
+          ? `asked by ${visible(record.owner)}; decide with approve or deny (--owner ${visible(record.owner)})`
+          : '-',
   ]);
 }
 
@@ -92,6 +94,28 @@ function shorten(text: string, max: number): string {
   let cut = points.slice(0, max - 1).join('');
   if (/(^|[^\\])(\\\\)*\\$/.test(cut)) cut = cut.slice(0, -1);
   return `${cut}…`;
+}
+
+/** The approval of a record: the pending request, or the decision and who made it. */
+function approvalLines(record: IdempotencyRecord): string[] {
+  const entry = record.approval;
+  if (record.state === 'awaiting_approval') {
+    return [
+      `approval  awaiting an operator's decision: nothing ran. toolfence approve|deny ${visible(record.key)} --by NAME --owner ${visible(record.owner)}`,
+    ];
+  }
+  if (entry === undefined) return [];
+  const who = entry.by === undefined ? '' : ` by ${visible(entry.by)}`;
+  const why = entry.reason === undefined ? '' : `: ${visible(entry.reason)}`;
+  const what = entry.approved ? 'approved' : 'denied';
+  const use =
+    record.state === 'approved'
+      ? 'not used yet: the next call runs once (deny revokes it)'
+      : record.state === 'denied'
+        ? 'none: every repeat, resume or replay is denied'
+        : 'used: this record is the run it allowed';
+  // The operator's own words: escaped like every field read from the store.
+  return [`approval  ${what}${who} at ${iso(entry.atMs)}${why}`, `use       ${use}`];
 }
 
 const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString());
@@ -132,20 +156,15 @@ export function inspectLines(
         : []),
       `tool      ${text(record.tool)}`,
       `attempt   ${record.attempt} (fence ${record.fence})`,
-      `holder    --fence ${record.fence} --owner ${text(record.owner)}`,
+      // Before its claim a record has no holder and no lease (fence 0): nothing to settle.
+      ...(record.fence === 0 ? [] : [`holder    --fence ${record.fence} --owner ${text(record.owner)}`]),
       `run       ${text(record.runId)}`,
       `call      ${text(record.callId)}`,
       `describe  ${text(record.description)}`,
       ...(record.codec === undefined ? [] : [`codec     ${text(record.codec)}`]),
-      // The operator's own words: escaped like every field read from the store.
-      ...(record.approval === undefined
-        ? []
-        : [
-            `approval  ${record.approval.approved ? 'approved' : 'denied'} by ${text(record.approval.by)} at ${iso(record.approval.atMs)}: ${text(record.approval.reason)}`,
-          ]),
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
-      `lease     ${iso(record.leaseExpiresAtMs)}`,
+      ...(record.fence === 0 ? [] : [`lease     ${iso(record.leaseExpiresAtMs)}`]),
       `expires   ${iso(record.expiresAtMs)}`,
       ...(record.retentionMs === undefined
         ? []
@@ -153,6 +172,7 @@ export function inspectLines(
             `retention ${formatAge(record.retentionMs)} (the call's: a resolve or release keeps the record that long unless --retention says otherwise)`,
           ]),
     );
+    lines.push(...approvalLines(record));
     if (record.error !== undefined)
       lines.push(`error     ${text(record.error.type)}: ${text(record.error.message)}`);
     if (record.outcome !== undefined) lines.push(`outcome   ${text(record.outcome)}`);

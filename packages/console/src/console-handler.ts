@@ -11,6 +11,7 @@ import { FormError, routeOf } from './request.js';
 import { sendHtml, sendText } from './respond.js';
 import { confirmRoute, resolveRoute } from './routes/action-route.js';
 import { ConsoleRefusal, type RouteContext } from './routes/context.js';
+import { decideRoute } from './routes/decide-route.js';
 import { listRoute } from './routes/list-route.js';
 import { recordRoute } from './routes/record-route.js';
 import { setSecurityHeaders } from './security-headers.js';
@@ -27,6 +28,7 @@ const ROUTES: Record<
   '/record': { method: 'GET', run: recordRoute },
   '/confirm': { method: 'POST', run: confirmRoute },
   '/resolve': { method: 'POST', run: resolveRoute },
+  '/decide': { method: 'POST', run: decideRoute },
 };
 
 function sendStylesheet(request: IncomingMessage, response: ServerResponse): void {
@@ -46,11 +48,11 @@ const RESULT_UNKNOWN =
   'The store did not answer in time, so this change may have been made, or may still be made in a moment. ' +
   'Nothing here says it was not: reload the record and look at its state and history before you act again.';
 
-/** A store write (the guard's resolve) whose result is unknown. */
+/** A store write (the guard's resolve, an approval's decision) whose result is unknown. */
 function writeOutcomeUnknown(error: unknown): boolean {
-  return (
-    StoreUnavailableError.isOutcomeUnknown(error) && (error as StoreUnavailableError).operation === 'resolve'
-  );
+  if (!StoreUnavailableError.isOutcomeUnknown(error)) return false;
+  const { operation } = error as StoreUnavailableError;
+  return operation === 'resolve' || operation === 'decideApproval';
 }
 
 async function dispatch(

@@ -4,6 +4,8 @@ import type { ListState } from '@toolfence/core';
 /** The states the console lists, in the order of its tabs (what needs a person first). */
 export const CONSOLE_STATES: readonly ListState[] = [
   'indeterminate',
+  // Beside the unknown outcomes: a call that waits for an operator's approval stops its run too.
+  'awaiting_approval',
   'abandoned',
   'lease_expired',
   'in_progress',
@@ -16,7 +18,6 @@ const STATE_LABELS: Record<ListState, string> = {
   lease_expired: 'Lease expired',
   in_progress: 'In progress',
   completed: 'Completed',
-  // Not tabs yet (the pending approvals view comes later): read where a record shows its state.
   awaiting_approval: 'Awaiting approval',
   approved: 'Approved',
   denied: 'Denied',
@@ -24,6 +25,11 @@ const STATE_LABELS: Record<ListState, string> = {
 
 export function stateLabel(state: ListState): string {
   return STATE_LABELS[state];
+}
+
+/** The name of a state's tab and list heading: `Pending approvals` for the calls that wait for one. */
+export function tabLabel(state: ListState): string {
+  return state === 'awaiting_approval' ? 'Pending approvals' : `${stateLabel(state)} records`;
 }
 
 export function isConsoleState(value: string | null): value is ListState {

@@ -155,6 +155,8 @@ describe('the list', () => {
     ].map((tab) => `${tab[2]}${tab[1] === undefined ? '' : ' (current)'}`);
     expect(tabs).toEqual([
       'Indeterminate',
+      // Beside the unknown outcomes: the calls that wait for an operator's approval.
+      'Pending approvals',
       'Abandoned',
       'Lease expired',
       'In progress',

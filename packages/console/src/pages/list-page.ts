@@ -1,7 +1,7 @@
 // The list: one tab per state (indeterminate first), filters by tenant, tool and age, paged
 // with the store's cursor. Shows no outcome and no argument: the store's list has neither.
 import type { ListedRecord, ListPage, ListState } from '@toolfence/core';
-import { AGE_CHOICES, CONSOLE_STATES, formatAge, formatTime, stateLabel } from '../format.js';
+import { AGE_CHOICES, CONSOLE_STATES, formatAge, formatTime, stateLabel, tabLabel } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import { type PageFrame, page } from './layout.js';
 
@@ -22,6 +22,8 @@ export interface ListView {
   readonly tenants: readonly string[] | '*';
   /** Undefined when the store has no `list`. */
   readonly page: ListPage | undefined;
+  /** Whether the store keeps approvals (`decideApproval`): without, no call can wait for one. */
+  readonly approvals: boolean;
 }
 
 function query(filters: ListFilters, changes: Partial<Record<keyof ListFilters, string | undefined>> = {}) {
@@ -38,7 +40,7 @@ function query(filters: ListFilters, changes: Partial<Record<keyof ListFilters, 
 function stateTabs(frame: PageFrame, filters: ListFilters): SafeHtml {
   const tabs = CONSOLE_STATES.map((state) => {
     const current = state === filters.state ? html` aria-current="page"` : '';
-    return html`<li><a href="${href(frame.basePath, '/', query(filters, { state, cursor: undefined }))}"${current}>${stateLabel(state)}</a></li>`;
+    return html`<li><a href="${href(frame.basePath, '/', query(filters, { state, cursor: undefined }))}"${current}>${state === 'awaiting_approval' ? tabLabel(state) : stateLabel(state)}</a></li>`;
   });
   return html`<nav class="states" aria-label="Record state"><ul>${tabs}</ul></nav>`;
 }
@@ -102,6 +104,9 @@ function recordRow(frame: PageFrame, record: ListedRecord, nowMs: number): SafeH
 
 function results(frame: PageFrame, view: ListView): SafeHtml {
   const listed = view.page;
+  if (view.filters.state === 'awaiting_approval' && !view.approvals) {
+    return html`<p class="notice warn" id="no-approvals">This store keeps no approvals (it has no <code>decideApproval</code>): no call of it can wait for one, and a policy that needs one is refused before it runs.</p>`;
+  }
   if (listed === undefined) {
     return html`<p class="notice warn">This store cannot list records (it has no <code>list</code>). Open a record by its key below.</p>`;
   }
@@ -146,11 +151,16 @@ function openByKey(frame: PageFrame, view: ListView): SafeHtml {
 
 /** The list page. */
 export function listPage(frame: PageFrame, view: ListView): string {
+  const intro =
+    view.filters.state === 'awaiting_approval'
+      ? html`<p class="muted" id="approvals-intro">Calls that asked for an operator's approval before they run: nothing of them ran. Open one to approve it (it runs once) or deny it (it never runs).</p>`
+      : '';
   return page(
     frame,
-    `${stateLabel(view.filters.state)} records`,
-    html`<h1>${stateLabel(view.filters.state)} records</h1>
+    tabLabel(view.filters.state),
+    html`<h1>${tabLabel(view.filters.state)}</h1>
 ${stateTabs(frame, view.filters)}
+${intro}
 ${filterForm(frame, view)}
 ${results(frame, view)}
 ${paging(frame, view)}

@@ -4,6 +4,13 @@ import type { Holder, IdempotencyRecord, ResolutionEntry } from '@toolfence/core
 import { formatDuration, formatTime, stateLabel } from '../format.js';
 import { href, html, type SafeHtml } from '../html.js';
 import type { OutcomeExample } from '../outcome-shape.js';
+import {
+  approvalNote,
+  type DecideAgain,
+  decidedNotice,
+  decideForms,
+  isDecidable,
+} from './approval-section.js';
 import { type PageFrame, page } from './layout.js';
 import { resolutionHistory } from './resolution-history.js';
 
@@ -37,6 +44,10 @@ export interface RecordView {
   /** A notice after an action: `completed`, `released`. */
   readonly done?: string | undefined;
   readonly again?: FormAgain | undefined;
+  /** A refused decision (approve / deny), shown again with its problem. */
+  readonly decideAgain?: DecideAgain | undefined;
+  /** Whether the store keeps approvals (`decideApproval`): the decision forms need it. */
+  readonly approvals?: boolean | undefined;
   /** The store's clock when an in-progress record was read: is its holder alive or gone? */
   readonly nowMs?: number | undefined;
   /** The shape of the tool's recorded outcomes, beside the outcome field (outcome-shape.ts). */
@@ -60,6 +71,7 @@ ${row('Fence', record.fence)}
 ${row('Claimed', formatTime(record.claimedAtMs))}
 ${row('In this state since', formatTime(record.updatedAtMs))}
 ${record.state === 'in_progress' ? row('Lease until', formatTime(record.leaseExpiresAtMs)) : ''}
+${record.state === 'awaiting_approval' ? row('Asked by', record.owner, true) : ''}
 ${row('Kept until', formatTime(record.expiresAtMs))}
 ${record.retentionMs === undefined ? '' : row('Retention', `${formatDuration(record.retentionMs)} after it settles (the call’s; a decision here keeps it)`)}
 ${row('Idempotency key', record.key, true)}
@@ -135,6 +147,10 @@ ${problemFor(view, 'release')}
 }
 
 function stateNote(record: IdempotencyRecord): SafeHtml {
+  // The approval states have no holder: approvalNote says what they mean.
+  if (record.state === 'awaiting_approval' || record.state === 'approved' || record.state === 'denied') {
+    return html``;
+  }
   if (record.state === 'completed') {
     return html`<p class="notice ok">Completed: a replay gets the recorded outcome${record.resolution?.by === undefined ? '' : html`, stated by <span class="text">${record.resolution.by}</span>`}.</p>`;
   }
@@ -169,11 +185,13 @@ export function recordPage(frame: PageFrame, view: RecordView): string {
 <p class="notice warn">There is no live record of this key in tenant <span class="text">${view.tenant}</span>: it was released, or its retention ran out, or it was forgotten.</p>
 <p class="mono text">${view.key}</p>`
       : html`<h1><span class="text">${record.tool}</span> <span class="badge ${record.state}">${stateLabel(record.state)}</span></h1>
-${doneNotice(view.done)}
+${doneNotice(view.done)}${decidedNotice(view.done)}
+${approvalNote(record)}
 ${facts(record)}
 ${errorBlock(record)}
 ${settleable ? goneHolderNote(record) : ''}
-${settleable && view.form !== undefined ? actions(view, record, view.form, frame.basePath) : settleable ? '' : stateNote(record)}`;
+${settleable && view.form !== undefined ? actions(view, record, view.form, frame.basePath) : settleable ? '' : stateNote(record)}
+${isDecidable(record) && view.form !== undefined && view.approvals === true ? decideForms(record, { token: view.form.token, version: view.form.version, tenant: view.tenant, key: view.key }, frame.basePath, view.decideAgain) : ''}`;
   return page(
     frame,
     record === null ? 'No live record' : record.tool,

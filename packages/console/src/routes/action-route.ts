@@ -68,7 +68,8 @@ async function actionRequestOf(context: RouteContext): Promise<ActionRequest> {
   };
 }
 
-function reasonProblem(reason: string): string | undefined {
+/** Why a typed reason cannot be recorded, or undefined. */
+export function reasonProblem(reason: string): string | undefined {
   if (reason === '') return 'Say why: the reason is recorded with your name.';
   if (reason.length > MAX_REASON_LENGTH) return `The reason is longer than ${MAX_REASON_LENGTH} characters.`;
   if (reason.includes('\u0000') || !isWellFormedText(reason))

@@ -93,6 +93,11 @@ export async function listRoute(context: RouteContext): Promise<void> {
   sendHtml(
     context.response,
     200,
-    listPage(context.frame, { filters, tenants: context.operator.tenants, page }),
+    listPage(context.frame, {
+      filters,
+      tenants: context.operator.tenants,
+      page,
+      approvals: typeof context.options.store.decideApproval === 'function',
+    }),
   );
 }

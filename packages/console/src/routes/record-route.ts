@@ -2,6 +2,7 @@
 import type { IdempotencyRecord, RecordRef, ResolutionEntry } from '@toolfence/core';
 import { issueFormToken } from '../csrf.js';
 import { outcomeExample } from '../outcome-shape.js';
+import type { DecideAgain } from '../pages/approval-section.js';
 import { type FormAgain, recordPage } from '../pages/record-page.js';
 import { recordVersion } from '../record-version.js';
 import { sendHtml } from '../respond.js';
@@ -48,7 +49,11 @@ export async function showRecord(
   context: RouteContext,
   ref: RecordRef,
   status: number,
-  extra: { done?: string | undefined; again?: FormAgain | undefined } = {},
+  extra: {
+    done?: string | undefined;
+    again?: FormAgain | undefined;
+    decideAgain?: DecideAgain | undefined;
+  } = {},
 ): Promise<void> {
   const [record, resolutions] = await Promise.all([readRecord(context, ref), readResolutions(context, ref)]);
   if (record === null && (resolutions === undefined || resolutions.length === 0)) {
@@ -78,6 +83,7 @@ export async function showRecord(
       form,
       nowMs,
       outcomeExample: example,
+      approvals: typeof context.options.store.decideApproval === 'function',
       ...extra,
     }),
   );
@@ -89,6 +95,9 @@ export async function recordRoute(context: RouteContext): Promise<void> {
   const ref = recordRefOf(context.operator, query.get('tenant'), query.get('key'));
   const done = query.get('done');
   await showRecord(context, ref, 200, {
-    done: done === 'completed' || done === 'released' ? done : undefined,
+    done:
+      done === 'completed' || done === 'released' || done === 'approved' || done === 'denied'
+        ? done
+        : undefined,
   });
 }
