@@ -3,6 +3,7 @@
 import { HolderAliveError } from '../errors/holder-alive-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
+import { RECONCILE_TOOL } from '../policy/reconcile-policy.js';
 import type {
   Holder,
   IdempotencyRecord,
@@ -215,7 +216,13 @@ export async function listRecords(runtime: GuardRuntime, options: ListOptions): 
   const { store } = runtime;
   if (store.list === undefined)
     throw new StoreConfigurationError(storeName(store), 'it has no list operation');
-  return runtime.storeCall('list', () => (store.list as NonNullable<typeof store.list>).call(store, options));
+  const page = await runtime.storeCall('list', () =>
+    (store.list as NonNullable<typeof store.list>).call(store, options),
+  );
+  // A reconcile probe's own lease is no call: operators never see it (a page may hold fewer than
+  // `limit` records while a cursor is present, as the contract allows).
+  if (!page.records.some((record) => record.tool === RECONCILE_TOOL)) return page;
+  return { ...page, records: page.records.filter((record) => record.tool !== RECONCILE_TOOL) };
 }
 
 /** @throws StoreConfigurationError when the store keeps no resolutions; StoreUnavailableError */
