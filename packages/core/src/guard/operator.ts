@@ -119,7 +119,8 @@ function holderOf(holder: Holder): Holder {
  * is live is the store's to judge, on its clock, in that step.
  * The retention: `retention.givenMs` when the operator gave one, else the record's own
  * (`retentionMs`, the one its call was claimed with), else `retention.fallbackMs`; `onRetention`
- * hears which was used before the write.
+ * hears which was used before the write. `sameClaim`: resolve only a record claimed at that time
+ * (`claimedAtMs`), read just before the conditional resolve.
  * @throws HolderAliveError the holder's lease is live and the resolution was not forced (nothing changed)
  * @throws StoreUnavailableError, StoreInputError
  */
@@ -128,10 +129,16 @@ export async function resolveRecord(
   ref: RecordRef,
   resolution: Resolution,
   retention: RetentionChoice,
+  sameClaim?: Pick<IdempotencyRecord, 'claimedAtMs'>,
 ): Promise<ResolveResult> {
   if (retention.givenMs !== undefined) checkRetentionMs(retention.givenMs);
   const before: IdempotencyRecord | null = await runtime.storeCall('get', () => runtime.store.get(ref));
   if (before === null) return { status: 'not_found' };
+  // A claim resent with its owner after its first life ended starts a life with the same holder;
+  // its claim time tells them apart (a reconcile probe's verdict is about the life it read).
+  if (sameClaim !== undefined && before.claimedAtMs !== sameClaim.claimedAtMs) {
+    return { status: 'changed', record: before };
+  }
   const kept = keptRetention(before, retention);
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };

@@ -259,10 +259,13 @@ async function applyVerdict(run: ProbeRun, report: ProbeReport): Promise<Reconci
       ? { outcome: report.outcome as string, ...audit, expect }
       : { released: true, ...audit, expect };
   try {
-    const result = await resolveRecord(runtime, ref, resolution, {
-      givenMs: undefined,
-      fallbackMs: run.fallbackRetentionMs,
-    });
+    const result = await resolveRecord(
+      runtime,
+      ref,
+      resolution,
+      { givenMs: undefined, fallbackMs: run.fallbackRetentionMs },
+      record,
+    );
     return result.status;
   } catch (error) {
     if (HolderAliveError.isInstance(error)) return 'holder_alive';
