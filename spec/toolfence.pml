@@ -155,8 +155,7 @@ byte probes;       /* reconcile probes that settled (MAXPROBE) */
 byte pr_o;         /* the holder (owner, fence) of the record a reconcile probe read and asked */
 byte pr_f;         /* the provider about (0: none): its verdict is resolved with it as `expect` */
 bool pr_happened;  /* the provider's answer when asked: a body had entered in the window (the effect) */
-byte pr_life;      /* the life of the key the probe read (a ghost of record.claimedAtMs, see below) */
-byte life;         /* lives of the key so far (a ghost: +1 whenever the record is deleted) */
+bool pr_gone;      /* the life the probe read has ended since (a ghost of record.claimedAtMs, see below) */
 byte lost_replies;
 byte losses;
 byte late_replies;
@@ -316,7 +315,7 @@ inline tell_own_lost(v, w) {
 inline delete_record() {
   rstate = NONE; rfence = 0; rattempt = 0; rowner = 0; routcome = 0; lease_live = false; gap = false;
   g_owner = 0; g_fence = 0; execs = 0; recorded = 0;
-  life = (life + 1) % 16;
+  pr_gone = true;
   FOR_WORKERS(END_BODY_LIFE)
 #ifdef TOLD_PER_LIFE
   FOR_WORKERS(END_LIFE)
@@ -863,7 +862,7 @@ end_env:
 #define PROBE_READABLE (rstate == INDET || rstate == ABANDONED)
 #endif
   :: atomic { PROBE_READABLE && probes < MAXPROBE && !(pr_o == rowner && pr_f == rfence) ->
-       pr_o = rowner; pr_f = rfence; pr_happened = (wexecs > 0); pr_life = life;
+       pr_o = rowner; pr_f = rfence; pr_happened = (wexecs > 0); pr_gone = false;
        printf("MSC: a reconcile probe reads owner %d (fence %d); the provider says happened=%d\n", pr_o, pr_f, pr_happened) }
 #ifdef BAD_PROBE_UNCONDITIONAL
   :: atomic { pr_o != 0 && probes < MAXPROBE && rstate != NONE && rstate != COMPLETED ->
@@ -874,7 +873,7 @@ end_env:
    * the same owner after the first life ended (fence 1 and that owner again): the model found
    * it. The probe's settlement also compares the record's claimedAtMs with the one it read
    * (resolveRecord's `sameClaim`, on the record read just before the conditional resolve). */
-  :: atomic { pr_o != 0 && probes < MAXPROBE && rowner == pr_o && rfence == pr_f && life == pr_life &&
+  :: atomic { pr_o != 0 && probes < MAXPROBE && rowner == pr_o && rfence == pr_f && !pr_gone &&
               (rstate == INDET || rstate == ABANDONED || (rstate == INPROG && !lease_live)) ->
 #endif
        probes++;
@@ -890,7 +889,7 @@ end_env:
        :: pr_happened -> rstate = COMPLETED; gap = false; record_outcome(PROBE)
        :: else -> delete_record(); end_window()
        fi;
-       pr_o = 0; pr_f = 0; pr_happened = false; pr_life = 0 }
+       pr_o = 0; pr_f = 0; pr_happened = false; pr_gone = false }
   CRASH(0)
   LATE(0)
 #if N > 1
