@@ -1,5 +1,5 @@
 // The operator's side of reconcile: ask a policy's probe about a record before deciding by hand
-// (`guard.reconcile`, `toolfence reconcile`, the console's "Ask the provider"), and settle it by
+// (`guard.reconcile`, `toolfence reconcile`; a console button can call it), and settle it by
 // the verdict only when asked to (docs/reconcile.md).
 import type { PolicyMap } from '../policy/policy-map.js';
 import { type Reconcile, resolveReconcile } from '../policy/reconcile-policy.js';
