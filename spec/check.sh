@@ -64,6 +64,8 @@ bad-fence-only-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_FENCE_ON
 bad-effectful-takeover|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_EFFECTFUL_TAKEOVER
 bad-resolve-unconditional|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_RESOLVE_UNCONDITIONAL
 bad-decide-while-running|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_DECIDE_WHILE_RUNNING
+bad-probe-unconditional|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_PROBE_UNCONDITIONAL
+bad-probe-while-alive|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_PROBE_WHILE_ALIVE
 bad-lease-never-expires|fail|liveness|quick|-DMODE=1 $QUICK -DLIVENESS -DMAXCRASH=1 -DMAXLOST=1 -DBAD_LEASE_NEVER_EXPIRES
 finding-memstore-renew|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DMEMSTORE_RENEW
 finding-memstore-renew-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMEMSTORE_RENEW

@@ -31,7 +31,7 @@
  *   MODE=1           at-most-once (EFFECTFUL)      MODE=0  at-least-once (IDEMPOTENT)
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
  *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
- *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE   bounds (see README)
+ *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE, MAXPROBE   bounds (see README)
  *   SCRIPTED_CLAIM_ONLY  every claim is the one-step scripted claim (no native claim step: the
  *                        model before RedisStore's native claim)
  *   RESOLVE_SETTLED_ONLY  the operator settles indeterminate and abandoned records only, not an in-
@@ -58,6 +58,10 @@
  *                              complete -> not_found answers the own value (EFFECTFUL, lease kept)
  *   BAD_LATE_REPLY             the guard before G2: a claim reply that arrives after the lease
  *                              view lapsed enters the body without renewing first
+ *   BAD_PROBE_UNCONDITIONAL    a reconcile probe settles its verdict on whatever record is there,
+ *                              not only the holder it read (no `expect`)
+ *   BAD_PROBE_WHILE_ALIVE      a reconcile probe reads and settles a record in progress, its
+ *                              holder alive (the verdict "not happened" while the body may run)
  *   BAD_DECIDE_WHILE_RUNNING   the guard before issue #27 (EFFECTFUL): a body still running after
  *                              its caller was answered (a timeout) has its record marked
  *                              indeterminate and its lease given up, so an operator may settle
@@ -95,6 +99,9 @@
 #ifndef MAXLOSS
 #define MAXLOSS 1         /* records the store loses (forget, restart, failover, retention cut short) */
 #endif
+#ifndef MAXPROBE
+#define MAXPROBE 1        /* reconcile probes that settle a record (docs/reconcile.md) */
+#endif
 #ifndef MAXLATE
 #define MAXLATE 1         /* acquired claim replies that reach the claimer after its lease view lapsed */
 #endif
@@ -120,6 +127,8 @@ mtype = { R_ACQUIRED, R_BUSY, R_COMPLETED, R_INDET, R_ABANDONED,   /* claim */
 #define WORKER(o) (((o) - 1) / MAXCLAIMS)
 /* an outcome is the owner id of the attempt that produced it; the operator's is OPERATOR */
 #define OPERATOR  (NOWNERS + 1)
+/* the outcome a reconcile probe found (docs/reconcile.md): the effect of the attempt it read */
+#define PROBE     (NOWNERS + 2)
 
 /* ---- the store: one record, for one (tenant, key) ---- */
 byte rstate;       /* record.state */
@@ -146,6 +155,11 @@ byte crashes;
 byte resolves;
 byte op_o;         /* the holder (owner, fence) of the record the operator read and is deciding */
 byte op_f;         /* about (0: none): its resolve carries it as `expect` */
+byte probes;       /* reconcile probes that settled (MAXPROBE) */
+byte pr_o;         /* the holder (owner, fence) of the record a reconcile probe read and asked */
+byte pr_f;         /* the provider about (0: none): its verdict is resolved with it as `expect` */
+bool pr_happened;  /* the provider's answer when asked: a body had entered in the window (the effect) */
+bool pr_gone;      /* the life the probe read has ended since (a ghost of record.claimedAtMs, see below) */
 byte lost_replies;
 byte losses;
 byte late_replies;
@@ -305,6 +319,7 @@ inline tell_own_lost(v, w) {
 inline delete_record() {
   rstate = NONE; rfence = 0; rattempt = 0; rowner = 0; routcome = 0; lease_live = false; gap = false;
   g_owner = 0; g_fence = 0; execs = 0; recorded = 0;
+  pr_gone = true;
   FOR_WORKERS(END_BODY_LIFE)
 #ifdef TOLD_PER_LIFE
   FOR_WORKERS(END_LIFE)
@@ -878,6 +893,49 @@ end_env:
        :: delete_record(); end_window()                                /* { released: true } */
        fi }
 #endif
+  /* A reconcile probe (guard/reconcile.ts, reconcile-call.ts): an operator that reads the record
+   * (indeterminate or abandoned; BAD_PROBE_WHILE_ALIVE: any record in progress too), asks the
+   * provider, who answers truly for that moment (the effect happened iff a body entered in the
+   * key's current retention window, a lost life's included: the model's effect is the body's
+   * entry), and later settles its verdict with `expect` =
+   * the holder it read (BAD_PROBE_UNCONDITIONAL: without it). `happened` records the outcome;
+   * `not happened` releases it (a new retention window, as an operator's release): the ghost check
+   * at the settlement asserts the verdict is still true of the life it settles, so a release
+   * never lets a second body in. */
+#ifdef BAD_PROBE_WHILE_ALIVE
+#define PROBE_READABLE (rstate == INDET || rstate == ABANDONED || rstate == INPROG)
+#else
+#define PROBE_READABLE (rstate == INDET || rstate == ABANDONED)
+#endif
+  :: atomic { PROBE_READABLE && probes < MAXPROBE && !(pr_o == rowner && pr_f == rfence) ->
+       pr_o = rowner; pr_f = rfence; pr_happened = (wexecs > 0); pr_gone = false;
+       printf("MSC: a reconcile probe reads owner %d (fence %d); the provider says happened=%d\n", pr_o, pr_f, pr_happened) }
+#ifdef BAD_PROBE_UNCONDITIONAL
+  :: atomic { pr_o != 0 && probes < MAXPROBE && rstate != NONE && rstate != COMPLETED ->
+#elif defined(BAD_PROBE_WHILE_ALIVE)
+  :: atomic { pr_o != 0 && probes < MAXPROBE && rowner == pr_o && rfence == pr_f && rstate != COMPLETED ->
+#else
+  /* `expect` alone cannot tell two lives apart when a claim whose reply was lost is resent with
+   * the same owner after the first life ended (fence 1 and that owner again): the model found
+   * it. The probe's settlement also compares the record's claimedAtMs with the one it read
+   * (resolveRecord's `sameClaim`, on the record read just before the conditional resolve). */
+  :: atomic { pr_o != 0 && probes < MAXPROBE && rowner == pr_o && rfence == pr_f && !pr_gone &&
+              (rstate == INDET || rstate == ABANDONED || (rstate == INPROG && !lease_live)) ->
+#endif
+       probes++;
+       printf("MSC: the probe settles owner %d (it read owner %d): happened=%d\n", rowner, pr_o, pr_happened);
+#ifndef BAD_PROBE_UNCONDITIONAL
+       FOR_WORKERS(NOT_RUNNING_HERE)
+#endif
+       /* The verdict is still true when it is settled: a record is released only if no body entered
+        * in the key's current retention window (no effect can repeat), an outcome recorded only if
+        * one did. */
+       assert(pr_happened == (wexecs > 0));
+       if
+       :: pr_happened -> rstate = COMPLETED; gap = false; record_outcome(PROBE)
+       :: else -> delete_record(); end_window()
+       fi;
+       pr_o = 0; pr_f = 0; pr_happened = false; pr_gone = false }
   CRASH(0)
   LATE(0)
 #if N > 1

@@ -94,6 +94,8 @@ export interface Faults {
 /** The shop's back end: an order lookup, an address book (upsert) and a payments provider. */
 export class Provider {
   faults: Faults = {};
+  /** Refunds by the idempotency key they were sent with (as Stripe keeps them): what a probe finds. */
+  private readonly refundsByKey = new Map<string, { refundId: string; amountCents: number }>();
 
   constructor(
     readonly ledger: Ledger,
@@ -104,6 +106,11 @@ export class Provider {
   async lookupOrder(orderId: string): Promise<Order> {
     await sleep(this.latencyMs);
     return { orderId, customer: 'Ada Lovelace', totalCents: 4_500, status: 'delivered, damaged' };
+  }
+
+  /** The refund sent with `idempotencyKey`, if one was (the provider's own lookup). */
+  refundFor(idempotencyKey: string): { refundId: string; amountCents: number } | undefined {
+    return this.refundsByKey.get(idempotencyKey);
   }
 
   /** Upsert: setting the same address twice leaves the same state (one write each time). */
@@ -123,10 +130,15 @@ export class Provider {
     orderId: string,
     amountCents: number,
     note = '',
+    idempotencyKey?: string,
   ): Promise<{ refundId: string; amountCents: number }> {
     await sleep(this.latencyMs);
+    // A refund sent again with the same idempotency key is the first one (nothing paid twice).
+    const earlier = idempotencyKey === undefined ? undefined : this.refundsByKey.get(idempotencyKey);
+    if (earlier !== undefined) return earlier;
     await this.ledger.add('refund', `${orderId} ${amountCents}${note}`);
     const refundId = `re_${orderId}_${await this.ledger.count('refund')}`;
+    if (idempotencyKey !== undefined) this.refundsByKey.set(idempotencyKey, { refundId, amountCents });
     if (this.faults.dieAfterEffect !== undefined) await this.faults.dieAfterEffect('refund');
     if ((this.faults.lostRefundResponses ?? 0) > 0) {
       this.faults.lostRefundResponses = (this.faults.lostRefundResponses ?? 0) - 1;

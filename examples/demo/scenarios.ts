@@ -14,6 +14,7 @@ import { runMcpHost } from './mcp-agent.js';
 import { runOpenAIAgent } from './openai-agents-agent.js';
 import { type Script, TENANT, type ToolName } from './policies.js';
 import { type EffectKind, type Ledger, never, Provider, sleep } from './provider.js';
+import { runReconcilingAgent } from './reconcile-row.js';
 import type { WorkerArguments } from './worker-protocol.js';
 
 /** What the guarded run of one tool ended with. */
@@ -121,11 +122,22 @@ class EventLog {
     const of = (type: GuardEvent['type']) =>
       this.entries.map((entry) => entry.event).filter((event) => event.tool === tool && event.type === type);
     const keys = (type: GuardEvent['type']) => new Set(of(type).map((event) => event.key)).size;
+    // A key whose unknown outcome the policy's probe settled is not left for a person.
+    const reconciled = new Set(
+      of('tool.reconciled')
+        .filter((event) => event.reconcile?.applied === 'resolved')
+        .map((event) => event.key),
+    );
+    const unsettled = new Set(
+      of('tool.indeterminate')
+        .map((event) => event.key)
+        .filter((key) => !reconciled.has(key)),
+    );
     const takeovers = of('tool.started').filter((event) => event.takeover === true);
     return {
       effects,
       deduplicated: of('tool.deduplicated').length,
-      indeterminate: keys('tool.indeterminate'),
+      indeterminate: unsettled.size,
       abandoned: keys('tool.abandoned'),
       takeovers: takeovers.length,
       takeoverFence: Math.max(0, ...takeovers.map((event) => event.fence)),
@@ -304,6 +316,33 @@ function lostResponse(env: DemoEnvironment, agent: Row['agent'], id: string) {
         return !result.steps.some((step) => step.content.some((part) => part.type === 'tool-error'));
       });
       return `${m.guarded ? 'with' : 'without'} toolfence (reply lost: ETIMEDOUT) the host ran the job ${outcomes.length}x: ${summarize(outcomes)}`;
+    },
+  });
+}
+
+// --- 4d. the same lost reply, with a reconcile probe: the provider is asked, no person -----------
+
+function lostResponseReconciled(env: DemoEnvironment, id: string) {
+  return compare(env, {
+    id,
+    title: 'reply lost; the probe asks the provider',
+    agent: 'AI SDK',
+    tools: [{ tool: 'refund_payment', without: HOST_RETRIES, with: { effects: 1 } }],
+    run: async (m) => {
+      const provider = new Provider(m.ledger);
+      provider.faults.lostRefundResponses = 2;
+      const outcomes = await hostRetries(HOST_RETRIES, async () => {
+        const result = await runReconcilingAgent(provider, lostScript, m.runId, m.guard());
+        const stopped = indeterminateErrorOf(result);
+        if (stopped !== undefined) throw stopped;
+        return !result.steps.some((step) => step.content.some((part) => part.type === 'tool-error'));
+      });
+      const reconciled = m.log.entries.find((entry) => entry.event.type === 'tool.reconciled')?.event;
+      const probe =
+        reconciled === undefined
+          ? ''
+          : `; the probe said ${reconciled.reconcile?.verdict} (${reconciled.reconcile?.detail}), settled by reconcile`;
+      return `${m.guarded ? 'with' : 'without'} toolfence (reply lost: ETIMEDOUT) the host ran the job ${outcomes.length}x: ${summarize(outcomes)}${probe}`;
     },
   });
 }
@@ -487,6 +526,7 @@ export async function runScenarios(env: DemoEnvironment): Promise<ScenarioResult
     await lostResponse(env, 'LangChain', '3'),
     await lostResponse(env, 'AI SDK', '4'),
     await lostResponse(env, 'OpenAI Agents', '4b'),
+    await lostResponseReconciled(env, '4d'),
     await workerDies(env, '5'),
     await interruptResume(env, '6'),
     await mcpHostRetries(env, '7'),

@@ -39,6 +39,9 @@ const expected: [string, { tool: string; without: number; with: Counts }][] = [
   ['3', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
   ['4', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
   ['4b', { tool: 'refund_payment', without: 3, with: counts({ effects: 1, indeterminate: 1 }) }],
+  // The same lost reply, the refund sent with the call's idempotency key and a reconcile probe on
+  // the policy: the probe finds the refund by the key, the call returns it, nobody is needed.
+  ['4d', { tool: 'refund_payment', without: 3, with: counts({ effects: 1 }) }],
   // A worker dies inside both calls of a step; the step is redelivered after the lease.
   ['5a', { tool: 'refund_payment', without: 2, with: counts({ effects: 1, indeterminate: 1 }) }],
   [
@@ -232,7 +235,7 @@ describe('demo CLI', () => {
     const sample = /```text\n([\s\S]*?)\n```/.exec(doc)?.[1] ?? '';
     const squeeze = (line: string) => line.replace(/\s+/g, ' ').trim();
     // The scenario rows and the verdict's counts; the run's duration aside.
-    const rows = sample.split('\n').filter((line) => /^(\d+[ab]?|\s+…)\s/.test(line) && line.includes('│'));
+    const rows = sample.split('\n').filter((line) => /^(\d+[a-d]?|\s+…)\s/.test(line) && line.includes('│'));
     expect(rows.length).toBe(expected.length);
     const { code, output } = await runCli([]);
     expect(code, output).toBe(0);

@@ -38,6 +38,8 @@ const CAUGHT = [
   'bad-fence-only-idempotent',
   'bad-effectful-takeover',
   'bad-resolve-unconditional',
+  'bad-probe-unconditional',
+  'bad-probe-while-alive',
   'bad-decide-while-running',
   'bad-lease-never-expires',
   'finding-memstore-renew',

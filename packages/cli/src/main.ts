@@ -27,6 +27,7 @@ import { type ListFlags, listCommand, statsCommand } from './list-commands.js';
 import { migrateCommand } from './migrate-command.js';
 import type { Access } from './open-store.js';
 import type { Output } from './output.js';
+import { argumentsOf, type ReconcileFlags, reconcileCommand } from './reconcile-command.js';
 import { maskerFor } from './secrets.js';
 import {
   checkSettleInput,
@@ -136,7 +137,7 @@ function registerReadCommands(program: Command, run: Run, tenantGiven: () => boo
     .action((flags: ListFlags) => run(statsCommand(flags, tenantGiven()), 'read')());
 }
 
-/** resolve, release, forget. */
+/** resolve, release, reconcile, forget. */
 function registerSettleCommands(program: Command, run: Run, tenantGiven: () => boolean, io: CliIo): void {
   program
     .command('resolve')
@@ -168,6 +169,26 @@ function registerSettleCommands(program: Command, run: Run, tenantGiven: () => b
     .action((key: string, flags: SettleFlags) => {
       checkSettleInput(key, flags, 'release');
       return run((_store, guard, context) => settleCommand(guard, context, key, flags, io.env, 'release'))();
+    });
+  program
+    .command('reconcile')
+    .description("ask the provider through the application's reconcile probe whether the call happened")
+    .argument('<key>', 'the idempotency key')
+    .requiredOption(
+      '--probes <module>',
+      'a module exporting `policies` (a policy per tool name, with `reconcile`), docs/reconcile.md',
+    )
+    .option(
+      '--arguments <json>',
+      "the call's arguments as JSON, if the probe needs them (records never keep them)",
+    )
+    .option('--apply', 'settle the record by the verdict (default: only show it)')
+    .option('--fence <n>', 'ask only if the record still has this fence (from inspect; with --owner)')
+    .option('--owner <id>', 'ask only if the record still has this owner (from inspect; with --fence)')
+    .action((key: string, flags: ReconcileFlags) => {
+      checkKeyArgument(key);
+      argumentsOf(flags);
+      return run((_store, guard, context) => reconcileCommand(guard, context, key, flags))();
     });
   program
     .command('forget')

@@ -38,11 +38,19 @@ export {
   DEFAULT_LIST_LIMIT,
   Guard,
   type OperatorResolution,
+  type ReconcileOptions,
+  type ReconcileResult,
   type ResolveOptions,
 } from './guard/guard.js';
-export type { GuardEvent, GuardEventListener, GuardEventType } from './guard/guard-events.js';
+export type {
+  GuardEvent,
+  GuardEventListener,
+  GuardEventType,
+  ReconcileEventDetails,
+} from './guard/guard-events.js';
 export type { GuardOptions } from './guard/guard-options.js';
 export type { Body as GuardedBody, GuardedCall } from './guard/guard-types.js';
+export type { ReconcileApplied, ReconcileVerdictName } from './guard/reconcile.js';
 export type { ErrorDescriber } from './guard/recorded-error.js';
 export { canonicalJson, MAX_CANONICAL_LENGTH } from './key/canonical-json.js';
 export {
@@ -73,6 +81,21 @@ export {
   resolvePolicy,
 } from './policy/idempotency-policy.js';
 export type { PolicyMap } from './policy/policy-map.js';
+export {
+  DEFAULT_RECONCILE_ATTEMPTS,
+  DEFAULT_RECONCILE_BACKOFF_MS,
+  DEFAULT_RECONCILE_LEASE_MS,
+  DEFAULT_RECONCILE_TIMEOUT_MS,
+  MAX_RECONCILE_ATTEMPTS,
+  MAX_RECONCILE_DETAIL_LENGTH,
+  RECONCILE_TOOL,
+  type Reconcile,
+  type ReconcileInput,
+  type ReconcileProbe,
+  type ReconcileSettings,
+  type ReconcileVerdict,
+  type ResolvedReconcile,
+} from './policy/reconcile-policy.js';
 export type {
   ApprovalCondition,
   ApprovalDecision,

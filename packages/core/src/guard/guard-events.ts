@@ -27,7 +27,13 @@ export type GuardEventType =
   /** An operator denied this call: nothing ran (`ApprovalDeniedError`). */
   | 'tool.denied'
   /** An operator decided on a call (`guard.approve` / `guard.deny`): `approval` says what and who. */
-  | 'tool.approval_decided';
+  | 'tool.approval_decided'
+  /**
+   * The policy's reconcile probe was asked about a record whose outcome is unknown (by the stopped
+   * call, in the background after an interrupted call, or by an operator): `reconcile` says what it
+   * answered and, when the verdict was applied, what the store answered (docs/reconcile.md).
+   */
+  | 'tool.reconciled';
 
 /** One event of a guarded call. */
 export interface GuardEvent {
@@ -89,6 +95,28 @@ export interface GuardEvent {
     readonly by?: string;
     readonly reason?: string;
   };
+  /** For `tool.reconciled`: what the probe answered. */
+  readonly reconcile?: ReconcileEventDetails;
+}
+
+/**
+ * What a reconcile probe answered (`tool.reconciled`): never its outcome, never the arguments.
+ * `verdict`: `happened`, `not_happened`, `unknown`, `failed` (every try threw), `timeout` (the
+ * last try ran past `timeoutMs`), `aborted`, `lease_lost`, or `busy` (another worker is probing).
+ */
+export interface ReconcileEventDetails {
+  readonly verdict: string;
+  /** Tries made, 0 when `busy`. */
+  readonly tries: number;
+  /**
+   * When the verdict was applied: `resolved`, or why nothing was written (`changed`, `not_found`,
+   * `not_resolvable`, `holder_alive`, `unencodable`).
+   */
+  readonly applied?: string;
+  /** The probe's own note, escaped and at most 200 code units. */
+  readonly detail?: string;
+  /** The type of the last try's error, for `failed`. */
+  readonly errorType?: string;
 }
 
 /** Receives every event. Must not throw; an error it throws is swallowed. */

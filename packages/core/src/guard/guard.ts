@@ -8,6 +8,7 @@ import {
   type ResolvedPolicy,
   resolvePolicy,
 } from '../policy/idempotency-policy.js';
+import { RECONCILE_TOOL } from '../policy/reconcile-policy.js';
 import type {
   DecideResult,
   IdempotencyRecord,
@@ -22,7 +23,6 @@ import type { CallTrace } from '../telemetry/call-trace.js';
 import { Telemetry } from '../telemetry/telemetry.js';
 import { runWithToolCall, type ToolCallContext } from './call-context.js';
 import { callStateOf } from './call-state.js';
-import { claimLoop } from './claim-loop.js';
 import { Flights } from './flight.js';
 import { describeErrorOf, type GuardOptions, keySecretsOf } from './guard-options.js';
 import { GuardRuntime } from './guard-runtime.js';
@@ -44,10 +44,13 @@ import {
   decideRequest,
   listApprovals,
 } from './operator-approvals.js';
+import { claimOrReconcile } from './reconcile-call.js';
+import { type ReconcileOptions, type ReconcileResult, reconcileRecord } from './reconcile-operator.js';
 import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
 export type { ApprovalOptions, ApprovalRequest } from './operator-approvals.js';
+export type { ReconcileOptions, ReconcileResult } from './reconcile-operator.js';
 
 /** Records in one page of `guard.list` when no `limit` is given. */
 export const DEFAULT_LIST_LIMIT = 100;
@@ -178,12 +181,12 @@ export class Guard {
       if (followed !== NO_ANSWER) return followed;
       // The leader settled without a recorded outcome (it failed, or its result went unrecorded):
       // ask the store as any caller would.
-      return (await claimLoop<T>(this.runtime, state, body, true)).value;
+      return (await claimOrReconcile<T>(this.runtime, state, body, true)).value;
     }
     const flight = this.flights.lead(state);
     state.flight = flight;
     try {
-      const answer = await claimLoop<T>(this.runtime, state, body, false);
+      const answer = await claimOrReconcile<T>(this.runtime, state, body, false);
       flight.finish(answer.encoded === undefined ? undefined : answer);
       return answer.value;
     } catch (error) {
@@ -224,6 +227,25 @@ export class Guard {
     const fallbackMs = this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
     const storeResolution = storeResolutionOf(this.runtime, resolution, options);
     return resolveRecord(this.runtime, ref, storeResolution, { givenMs: options.retentionMs, fallbackMs });
+  }
+
+  /**
+   * Operator: ask a policy's reconcile probe whether the effect of an `indeterminate`,
+   * `abandoned` or `in_progress` record happened, before deciding by hand (docs/reconcile.md).
+   * The probe is `options.reconcile`, else `options.policies[record.tool].reconcile`; it runs under
+   * its own lease, with its bounds (tries, `timeoutMs` per try). Only asks unless `options.apply`:
+   * then `happened` records its outcome and `not_happened` releases the key, as `guard.resolve`
+   * would (`by: 'reconcile'`, conditional on the holder read, never over a live holder:
+   * `applied: 'holder_alive'`). A `tool.reconciled` event tells the listener.
+   * @throws TypeError no probe for the record's tool
+   * @throws PolicyError the probe's bounds are invalid
+   * @throws StoreInputError `expect` or `tenant` outside the store limits (nothing read)
+   * @throws StoreUnavailableError
+   */
+  async reconcile(key: string, options: ReconcileOptions = {}): Promise<ReconcileResult> {
+    const ref = { tenant: options.tenant ?? this.tenant, key };
+    const fallbackMs = this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
+    return reconcileRecord(this.runtime, ref, options, fallbackMs);
   }
 
   /**
@@ -346,6 +368,9 @@ function checkRunArguments(call: GuardedCall, body: unknown): void {
   if (toolProblem !== undefined) {
     // Checked before anything else: a name no store can take must never reach a store.
     throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
+  }
+  if (call.tool === RECONCILE_TOOL) {
+    throw new KeyDerivationError(call.tool, 'the tool name is reserved for the leases of reconcile probes');
   }
 }
 

@@ -3,6 +3,7 @@ import type { RecordedError } from '../store/idempotency-store.js';
 import { indeterminateOutcomeError } from './call-errors.js';
 import type { CallState } from './call-state.js';
 import type { HeldClaim } from './held-claim.js';
+import { reconcileLate } from './reconcile-late.js';
 import { describeError } from './recorded-error.js';
 
 // An EFFECTFUL call whose outcome nobody can state: its record is left indeterminate for an
@@ -46,6 +47,8 @@ export async function markLateIndeterminate(held: HeldClaim, recorded: RecordedE
       lateMarked.add(state);
       runtime.emit('tool.indeterminate', state, info, { error: recorded });
       state.trace?.lateIndeterminate(recorded.type);
+      // The record needs a decision now: a policy's probe is asked first (docs/reconcile.md).
+      reconcileLate(held);
     }
   }
 }

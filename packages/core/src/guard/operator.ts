@@ -3,6 +3,7 @@
 import { HolderAliveError } from '../errors/holder-alive-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
+import { RECONCILE_TOOL } from '../policy/reconcile-policy.js';
 import type {
   Holder,
   IdempotencyRecord,
@@ -118,7 +119,8 @@ function holderOf(holder: Holder): Holder {
  * is live is the store's to judge, on its clock, in that step.
  * The retention: `retention.givenMs` when the operator gave one, else the record's own
  * (`retentionMs`, the one its call was claimed with), else `retention.fallbackMs`; `onRetention`
- * hears which was used before the write.
+ * hears which was used before the write. `sameClaim`: resolve only a record claimed at that time
+ * (`claimedAtMs`), read just before the conditional resolve.
  * @throws HolderAliveError the holder's lease is live and the resolution was not forced (nothing changed)
  * @throws StoreUnavailableError, StoreInputError
  */
@@ -127,10 +129,16 @@ export async function resolveRecord(
   ref: RecordRef,
   resolution: Resolution,
   retention: RetentionChoice,
+  sameClaim?: Pick<IdempotencyRecord, 'claimedAtMs'>,
 ): Promise<ResolveResult> {
   if (retention.givenMs !== undefined) checkRetentionMs(retention.givenMs);
   const before: IdempotencyRecord | null = await runtime.storeCall('get', () => runtime.store.get(ref));
   if (before === null) return { status: 'not_found' };
+  // A claim resent with its owner after its first life ended starts a life with the same holder;
+  // its claim time tells them apart (a reconcile probe's verdict is about the life it read).
+  if (sameClaim !== undefined && before.claimedAtMs !== sameClaim.claimedAtMs) {
+    return { status: 'changed', record: before };
+  }
   const kept = keptRetention(before, retention);
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
@@ -215,7 +223,13 @@ export async function listRecords(runtime: GuardRuntime, options: ListOptions): 
   const { store } = runtime;
   if (store.list === undefined)
     throw new StoreConfigurationError(storeName(store), 'it has no list operation');
-  return runtime.storeCall('list', () => (store.list as NonNullable<typeof store.list>).call(store, options));
+  const page = await runtime.storeCall('list', () =>
+    (store.list as NonNullable<typeof store.list>).call(store, options),
+  );
+  // A reconcile probe's own lease is no call: operators never see it (a page may hold fewer than
+  // `limit` records while a cursor is present, as the contract allows).
+  if (!page.records.some((record) => record.tool === RECONCILE_TOOL)) return page;
+  return { ...page, records: page.records.filter((record) => record.tool !== RECONCILE_TOOL) };
 }
 
 /** @throws StoreConfigurationError when the store keeps no resolutions; StoreUnavailableError */

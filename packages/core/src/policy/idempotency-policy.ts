@@ -1,5 +1,6 @@
 import { PolicyError } from '../errors/policy-error.js';
 import { MAX_RETENTION_MS, MAX_TIMER_MS } from '../store/store-input.js';
+import { type Reconcile, type ResolvedReconcile, resolveReconcile } from './reconcile-policy.js';
 
 /**
  * How repeating a tool call affects the world; decides how toolfence guards it.
@@ -106,6 +107,17 @@ export interface IdempotencyPolicy<TArguments = Record<string, unknown>> {
    * (`StoreConfigurationError` otherwise).
    */
   readonly approval?: 'required';
+  /**
+   * Opt-in, for EFFECTFUL (and IDEMPOTENT) tools: a probe that asks the system the tool touched
+   * whether a call whose outcome is unknown took effect, e.g. a charge looked up by its
+   * idempotency key. Run by the guard where it would otherwise throw `IndeterminateOutcomeError`
+   * (or `ExecutionAbandonedError`), under a lease of its own, with bounded tries and a deadline
+   * per try; by operators with `guard.reconcile` and `toolfence reconcile`. `happened` records its
+   * outcome (the stopped call returns it), `happened: false` releases the key (the stopped call
+   * runs its body once more), `unknown` or a failure leaves the record for an operator.
+   * A function, or `{ probe, attempts, timeoutMs, backoffMs, leaseMs }` (docs/reconcile.md).
+   */
+  readonly reconcile?: Reconcile<TArguments>;
 }
 
 /** What a repeat whose non-key arguments differ gets: see `IdempotencyPolicy.onArgumentsMismatch`. */
@@ -136,6 +148,8 @@ export interface ResolvedPolicy {
   readonly onArgumentsMismatch: ArgumentsMismatch;
   readonly describe: ((args: Record<string, unknown>) => string) | undefined;
   readonly approval: 'required' | undefined;
+  /** The policy's reconcile probe with its bounds, when it has one. */
+  readonly reconcile: ResolvedReconcile | undefined;
 }
 
 /** Documented defaults. */
@@ -173,7 +187,8 @@ function checkMilliseconds(field: string, value: unknown, tool: string | undefin
  *   {@link MAX_RETENTION_MS},
  *   `heartbeatMs >= leaseMs`, `maxAttempts < 1`, `retentionMs < leaseMs`, an empty list of key
  *   arguments, an empty or duplicated key argument, a key argument that is not a parameter, or `keyArguments`
- *   given together with a `'call'` or function key.
+ *   given together with a `'call'` or function key, or a `reconcile` that is not a probe or whose
+ *   bounds are out of range.
  */
 export function resolvePolicy(
   policy: IdempotencyPolicy,
@@ -239,6 +254,7 @@ export function resolvePolicy(
     onArgumentsMismatch,
     describe: policy.describe,
     approval: policy.approval,
+    reconcile: resolveReconcile(policy.reconcile, tool),
   };
 }
 

@@ -18,6 +18,8 @@ import {
   ATTR_FENCE,
   ATTR_IDEMPOTENCY_KEY,
   ATTR_OUTCOME,
+  ATTR_RECONCILE_APPLIED,
+  ATTR_RECONCILE_VERDICT,
   ATTR_RECORDED,
   ATTR_STORE_DURATION,
   ATTR_STORE_STATUS,
@@ -49,6 +51,7 @@ const BIT: Readonly<Record<GuardEventType, number>> = {
   'tool.approval_consumed': 8192,
   'tool.denied': 16384,
   'tool.approval_decided': 32768,
+  'tool.reconciled': 65536,
 };
 
 /** Outcomes decided by an event, most serious first: the first one the call saw is its outcome. */
@@ -78,6 +81,8 @@ export class CallTrace implements CallObserver {
   private attempt = 0;
   private fence = 0;
   private ended = false;
+  /** A reconcile probe's verdict settled this call's record (the call answers with it). */
+  private reconciled = false;
 
   /**
    * @param span the call's span when it is recording (undefined otherwise: nothing is built for it)
@@ -138,6 +143,7 @@ export class CallTrace implements CallObserver {
       this.fence = info.fence;
     }
     // Waiting on another holder lasts until this call enters the body or is answered.
+    if (type === 'tool.reconciled' && extra?.reconcile?.applied === 'resolved') this.reconciled = true;
     if (type === 'tool.waiting') this.waitingSince ??= performance.now();
     else if (type === 'tool.started') this.closeWait(performance.now());
     const span = this.span;
@@ -213,6 +219,8 @@ export class CallTrace implements CallObserver {
       if (IdempotencyConflictError.isInstance(error)) return 'conflict';
       if (OutcomePendingError.isInstance(error)) return 'pending';
     }
+    // Its unknown outcome was settled by the policy's probe, without a person.
+    if (this.reconciled) return 'reconciled';
     for (const [bit, outcome] of DECISIVE) if ((this.seen & bit) !== 0) return outcome;
     if (this.bodyEntered) return 'executed';
     if ((this.seen & BIT['tool.deduplicated']) !== 0) {
@@ -257,6 +265,14 @@ function addGuardEvent(
     span.setAttribute(ATTR_RECORDED, extra.recorded);
   }
   if (extra?.argumentsDiffer !== undefined) attributes[ATTR_ARGUMENTS_DIFFER] = extra.argumentsDiffer;
+  if (extra?.reconcile !== undefined) {
+    attributes[ATTR_RECONCILE_VERDICT] = extra.reconcile.verdict;
+    span.setAttribute(ATTR_RECONCILE_VERDICT, extra.reconcile.verdict);
+    if (extra.reconcile.applied !== undefined) {
+      attributes[ATTR_RECONCILE_APPLIED] = extra.reconcile.applied;
+      span.setAttribute(ATTR_RECONCILE_APPLIED, extra.reconcile.applied);
+    }
+  }
   span.addEvent(EVENT_PREFIX + type, attributes);
 }
 

@@ -17,6 +17,11 @@ export type GuardOutcome =
    * the body settled: nothing to decide yet.
    */
   | 'interrupted'
+  /**
+   * The call's outcome was unknown and the policy's reconcile probe settled it: the call returned
+   * the outcome the probe found, or ran its body once more after the probe vouched nothing happened.
+   */
+  | 'reconciled'
   /** An IDEMPOTENT call lost `maxAttempts` holders (`ExecutionAbandonedError`). */
   | 'abandoned'
   /** This call's attempt lost its lease while the body ran. */
@@ -55,6 +60,10 @@ export const ATTR_FENCE = 'toolfence.fence';
 export const ATTR_TAKEOVER = 'toolfence.takeover';
 export const ATTR_RECORDED = 'toolfence.recorded';
 export const ATTR_ARGUMENTS_DIFFER = 'toolfence.arguments_differ';
+/** The reconcile probe's verdict (`happened`, `not_happened`, `unknown`, `failed`…), on the span and its event. */
+export const ATTR_RECONCILE_VERDICT = 'toolfence.reconcile.verdict';
+/** What the store answered to the verdict's resolution (`resolved`, `changed`, `holder_alive`…). */
+export const ATTR_RECONCILE_APPLIED = 'toolfence.reconcile.applied';
 export const ATTR_BODY_DURATION = 'toolfence.body.duration';
 export const ATTR_STORE_NAME = 'toolfence.store.name';
 export const ATTR_STORE_OPERATION = 'toolfence.store.operation';
