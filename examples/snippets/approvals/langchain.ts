@@ -1,4 +1,4 @@
-// docs/approvals-adapters.md, "langchain": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
+// docs/approvals.md, "langchain": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
 import { Guard, Idempotency, MemoryStore } from '@toolfence/core';
 import { checkpointer, config, messages, model, refundOrder } from '../support-langchain.js';
 

@@ -1,4 +1,4 @@
-// docs/approvals-adapters.md, "openai-agents": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
+// docs/approvals.md, "openai-agents": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
 import type { Agent, RunToolApprovalItem } from '@openai/agents';
 import { redis } from '../support.js';
 

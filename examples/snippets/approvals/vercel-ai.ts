@@ -1,4 +1,4 @@
-// docs/approvals-adapters.md, "vercel-ai": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
+// docs/approvals.md, "vercel-ai": compiled by npm run typecheck, copied there by scripts/snippets.ts --write.
 import type { ModelMessage } from 'ai';
 import { model, tools } from '../support-vercel-ai.js';
 

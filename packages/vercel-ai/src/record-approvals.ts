@@ -13,7 +13,7 @@ export interface RecordApprovalsOptions {
    * message; their requests and tool calls are found in the assistant messages before it).
    * The tool calls' inputs are taken from these messages, so they must be the server's own copy
    * of the conversation (or checked with the SDK's `experimental_toolApprovalSecret` first): an
-   * input a client edited would be approved as edited (docs/approvals-adapters.md, "Trust").
+   * input a client edited would be approved as edited (docs/approvals.md, "Trust").
    */
   readonly messages: readonly ModelMessage[];
   /** The operator who decided (the authenticated user id), at most `MAX_NAME_LENGTH` code units. */
