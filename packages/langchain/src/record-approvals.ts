@@ -10,7 +10,9 @@ import { middlewareToolsOf } from './internal/middleware-tools.js';
 
 /** The part of a `createAgent` agent {@link recordApprovals} reads. */
 export interface ApprovalAgent {
+  /** The agent's `createAgent` options: its tools and middleware, where the fenced tools are found. */
   readonly options: { readonly tools?: readonly unknown[]; readonly middleware?: readonly unknown[] };
+  /** The compiled graph: the thread's checkpoint (the pending interrupt and its calls) is read from it. */
   readonly graph: { getState(config: ToolRunnableConfig): Promise<unknown> };
 }
 
@@ -33,7 +35,9 @@ export interface RecordApprovalsOptions {
 
 /** One decision {@link recordApprovals} recorded, with the store's answer. */
 export interface RecordedApproval {
+  /** The tool the decision is on (an `edit` may name another tool than the model's call). */
   readonly toolName: string;
+  /** The SDK's tool call id of the call (the `callId` the guard keys and records it with). */
   readonly toolCallId: string | undefined;
   /** `approve` and `edit` (the edited call) record an approval, `reject` a denial. */
   readonly approved: boolean;

@@ -16,7 +16,9 @@ export interface RecordApprovalsOptions {
 
 /** One decision {@link recordApprovals} recorded, with the store's answer. */
 export interface RecordedApproval {
+  /** The tool the decision is on (an `edit` may name another tool than the model's call). */
   readonly toolName: string;
+  /** The SDK's tool call id of the call (the `callId` the guard keys and records it with). */
   readonly callId: string;
   /** The decision the state holds: `state.approve` (true) or `state.reject` (false). */
   readonly approved: boolean;
