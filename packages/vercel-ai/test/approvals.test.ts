@@ -9,7 +9,19 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedModel } from '../../../test/support/scripted-model.js';
 
+/**
+ * The tenant and run id of the request being served: the fenced tools read them through
+ * resolvers (the same on AI SDK 6 and 7, whose per-call contexts differ), so a test switches them
+ * between requests as a server would per request.
+ */
+const current: { runId: string; tenant: string | undefined } = { runId: 'conversation-1', tenant: undefined };
+const serving = (runId = 'conversation-1', tenant?: string) => {
+  current.runId = runId;
+  current.tenant = tenant;
+};
+
 function setup(options: { approval?: boolean } = {}) {
+  serving();
   const events: GuardEvent[] = [];
   const guard = new Guard({ store: new MemoryStore(), onEvent: (event) => events.push(event) });
   const bookings: Array<{ seat: string; key: string | undefined }> = [];
@@ -28,6 +40,8 @@ function setup(options: { approval?: boolean } = {}) {
     },
     {
       guard,
+      runId: () => current.runId,
+      tenant: () => current.tenant,
       policies: {
         bookSeat: {
           kind: Idempotency.EFFECTFUL,
@@ -40,8 +54,6 @@ function setup(options: { approval?: boolean } = {}) {
 }
 
 type Tools = ReturnType<typeof setup>['tools'];
-const context = (runId = 'conversation-1', tenant?: string) =>
-  toolfenceContext(tenant === undefined ? { runId } : { runId, tenant });
 
 /** The first run: the model calls bookSeat, the SDK asks for approval (nothing runs). */
 async function askForApproval(tools: Tools, seat = '3F') {
@@ -50,7 +62,6 @@ async function askForApproval(tools: Tools, seat = '3F') {
     model: scriptedModel([[{ toolName: 'bookSeat', input: { seat }, toolCallId: 'call_1' }], 'after']),
     tools,
     messages: prompt,
-    experimental_context: context(),
     stopWhen: stepCountIs(5),
   });
   const request = result.content.find((part) => part.type === 'tool-approval-request');
@@ -75,9 +86,9 @@ function withInput(messages: readonly ModelMessage[], input: Record<string, unkn
 }
 
 /** Resume the conversation; returns what the model was sent for call_1 (output type and value). */
-async function resume(tools: Tools, messages: ModelMessage[], runContext = context()) {
+async function resume(tools: Tools, messages: ModelMessage[]) {
   const model = scriptedModel(['ok']);
-  await generateText({ model, tools, messages, experimental_context: runContext, stopWhen: stepCountIs(5) });
+  await generateText({ model, tools, messages, stopWhen: stepCountIs(5) });
   for (const message of model.doGenerateCalls[0]?.prompt ?? []) {
     if (message.role !== 'tool') continue;
     for (const part of message.content as Array<{ type: string; toolCallId?: string; output?: unknown }>) {
@@ -100,7 +111,6 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
         const recorded = await recordApprovals(tools, {
           messages,
           by: 'user-7',
-          experimental_context: context(),
         });
         expect(recorded.map((entry) => [entry.toolCallId, entry.approved, entry.status])).toEqual([
           ['call_1', true, 'decided'],
@@ -119,9 +129,9 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
     const { tools, bookings } = setup();
     const pending = await askForApproval(tools);
     const messages = [...pending.messages, response(pending.approvalId, true)];
-    await recordApprovals(tools, { messages, experimental_context: context() });
+    await recordApprovals(tools, { messages });
     expect(await resume(tools, messages)).toEqual({ type: 'text', value: 'Booked 3F' });
-    const again = await recordApprovals(tools, { messages, experimental_context: context() });
+    const again = await recordApprovals(tools, { messages });
     expect(again.map((entry) => entry.status)).toEqual(['consumed']);
     expect(await resume(tools, messages)).toEqual({ type: 'text', value: 'Booked 3F' });
     expect(bookings).toHaveLength(1);
@@ -133,7 +143,6 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
     // The server records the decision on its own copy of the conversation (seat 3F) ...
     await recordApprovals(tools, {
       messages: [...pending.messages, response(pending.approvalId, true)],
-      experimental_context: context(),
     });
     // ... and the client resubmits its copy with the call's input edited to another seat.
     const forged = [...withInput(pending.messages, { seat: '1A' }), response(pending.approvalId, true)];
@@ -156,15 +165,16 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
     const { tools, bookings } = setup();
     const pending = await askForApproval(tools);
     const messages = [...pending.messages, response(pending.approvalId, true)];
-    await recordApprovals(tools, { messages, experimental_context: context('conversation-1', 'acme') });
-    const otherTenant = await resume(tools, messages, context('conversation-1', 'globex'));
-    const otherRun = await resume(tools, messages, context('conversation-2', 'acme'));
+    serving('conversation-1', 'acme');
+    await recordApprovals(tools, { messages });
+    serving('conversation-1', 'globex');
+    const otherTenant = await resume(tools, messages);
+    serving('conversation-2', 'acme');
+    const otherRun = await resume(tools, messages);
     for (const output of [otherTenant, otherRun]) expect(output?.type).toBe('error-text');
     expect(bookings).toEqual([]);
-    expect(await resume(tools, messages, context('conversation-1', 'acme'))).toEqual({
-      type: 'text',
-      value: 'Booked 3F',
-    });
+    serving('conversation-1', 'acme');
+    expect(await resume(tools, messages)).toEqual({ type: 'text', value: 'Booked 3F' });
   });
 
   it('a denial is recorded and stays one: the same call resubmitted as approved does not run', async () => {
@@ -174,13 +184,12 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
     const recorded = await recordApprovals(tools, {
       messages: denied,
       by: 'user-7',
-      experimental_context: context(),
     });
     expect(recorded.map((entry) => [entry.approved, entry.status])).toEqual([[false, 'decided']]);
     expect((await resume(tools, denied))?.type).toBe('execution-denied');
 
     const flipped = [...pending.messages, response(pending.approvalId, true)];
-    const again = await recordApprovals(tools, { messages: flipped, experimental_context: context() });
+    const again = await recordApprovals(tools, { messages: flipped });
     expect(again.map((entry) => entry.status)).toEqual(['denied']);
     const output = await resume(tools, flipped);
     expect(output?.type).toBe('error-text');
@@ -208,10 +217,30 @@ describe('recordApprovals: single-use approvals through needsApproval', () => {
     expect(
       await recordApprovals(tools, {
         messages: [...pending.messages, response(pending.approvalId, true)],
-        experimental_context: context(),
       }),
     ).toEqual([]);
     const { tools: approvalTools } = setup();
     expect(await recordApprovals(approvalTools, { messages: pending.messages })).toEqual([]);
+  });
+
+  it("takes the run's tenant and run id from experimental_context (AI SDK 6) or toolsContext (AI SDK 7)", async () => {
+    const { tools } = setup();
+    const pending = await askForApproval(tools);
+    const messages = [...pending.messages, response(pending.approvalId, true)];
+    const guard = new Guard({ store: new MemoryStore() });
+    const byContext = fenceTools(
+      { bookSeat: tool({ inputSchema: z.object({ seat: z.string() }), execute: async () => 'booked' }) },
+      { guard, policies: { bookSeat: { kind: Idempotency.EFFECTFUL, approval: 'required' } } },
+    );
+    await recordApprovals(byContext, {
+      messages,
+      experimental_context: toolfenceContext({ runId: 'run-6', tenant: 'acme' }),
+    });
+    await recordApprovals(byContext, {
+      messages,
+      toolsContext: { bookSeat: toolfenceContext({ runId: 'run-7', tenant: 'acme' }) },
+    });
+    const approved = await guard.approvals({ states: ['approved'], tenant: 'acme' });
+    expect(approved.records.map((record) => record.runId).sort()).toEqual(['run-6', 'run-7']);
   });
 });
