@@ -3,7 +3,15 @@ import { type ToolCall, ToolMessage } from '@langchain/core/messages';
 import { ensureConfig, mergeConfigs } from '@langchain/core/runnables';
 import { StructuredTool, type StructuredToolInterface, type ToolRunnableConfig } from '@langchain/core/tools';
 import type { InferInteropZodOutput, InteropZodType } from '@langchain/core/utils/types';
-import type { Guard, IdempotencyPolicy, ResolvedPolicy, StopMode } from '@toolfence/core';
+import type {
+  ApprovalOptions,
+  DecideResult,
+  Guard,
+  GuardedCall,
+  IdempotencyPolicy,
+  ResolvedPolicy,
+  StopMode,
+} from '@toolfence/core';
 import {
   type ConfigValue,
   missingRunIdError,
@@ -18,6 +26,7 @@ import {
   parameterNamesOf,
   parseArguments,
 } from './internal/tool-arguments.js';
+import { ERROR_STATUS_TAG, messageContent } from './internal/tool-output.js';
 import { markNotRetryable } from './retry-on.js';
 
 export type { ConfigValue } from './internal/call-scope.js';
@@ -217,7 +226,23 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
     throw new Error('FencedTool runs the wrapped tool through invoke()');
   }
 
-  private async guardedInvoke(input: unknown, config: ToolRunnableConfig | undefined): Promise<unknown> {
+  /**
+   * `guard.approve` (or `deny`) the call `invoke(toolCall, config)` would claim (`recordApprovals`).
+   * @throws ToolInputParsingException (nothing written), and the errors of `guard.approve`
+   */
+  async decideApproval(
+    toolCall: ToolCall,
+    config: ToolRunnableConfig | undefined,
+    approved: boolean,
+    audit: ApprovalOptions,
+  ): Promise<DecideResult> {
+    const { call } = await this.callOf(toolCall, config);
+    const { signal: _signal, ...decided } = call;
+    return approved ? this.guard.approve(decided, audit) : this.guard.deny(decided, audit);
+  }
+
+  /** The call the guard claims for `input` (parsed, keyed, scoped) and the config it runs with. */
+  private async callOf(input: unknown, config: ToolRunnableConfig | undefined) {
     const toolCall = isToolCall(input) ? input : undefined;
     const effective = ensureConfig(
       mergeConfigs(
@@ -228,34 +253,35 @@ class FencedToolWrapper extends StructuredTool<any, any, any, any> {
     // The id the wrapped tool's ToolMessage would carry (StructuredTool.call reads the same two).
     const callId = nonEmpty(toolCall?.id) ?? nonEmpty(effective.toolCall?.id);
     const parsed = await parseArguments(this.argumentSchema, toolCall === undefined ? input : toolCall.args);
-
     const runId = resolveRunId(this.runIdOption, effective);
     if (this.policy.scope === 'run' && this.policy.kind !== 'read_only' && runId === undefined) {
       throw missingRunIdError(this.name);
     }
     const tenant = resolveConfigValue(this.tenantOption, effective);
+    const call: GuardedCall = {
+      tool: this.name,
+      arguments: keyArgumentsOf(parsed),
+      callId,
+      runId,
+      tenant,
+      policy: this.rawPolicy,
+      signal: effective.signal,
+    };
+    return { call, callId, tenant };
+  }
 
+  private async guardedInvoke(input: unknown, config: ToolRunnableConfig | undefined): Promise<unknown> {
+    const { call, callId, tenant } = await this.callOf(input, config);
     let own = undefined as OwnResult | undefined;
     try {
-      const value = await this.guard.run(
-        {
-          tool: this.name,
-          arguments: keyArgumentsOf(parsed),
-          callId,
-          runId,
-          tenant,
-          policy: this.rawPolicy,
-          signal: effective.signal,
-        },
-        async (context) => {
-          // The lease keeper and the timeout cancel the tool through this signal (it already
-          // includes the caller's).
-          const output = await this.wrappedTool.invoke(input as never, { ...config, signal: context.signal });
-          const recorded = this.recordOf(output);
-          own = { recorded, output };
-          return recorded;
-        },
-      );
+      const value = await this.guard.run(call, async (context) => {
+        // The lease keeper and the timeout cancel the tool through this signal (it already
+        // includes the caller's).
+        const output = await this.wrappedTool.invoke(input as never, { ...config, signal: context.signal });
+        const recorded = this.recordOf(output);
+        own = { recorded, output };
+        return recorded;
+      });
       if (own !== undefined && value === own.recorded) return own.output;
       return this.replay(value, callId);
     } catch (error) {
@@ -360,29 +386,10 @@ function withInterruptsAsNoEffect(policy: IdempotencyPolicy): IdempotencyPolicy 
   };
 }
 
-/** Marks a recorded outcome that came from a ToolMessage with status 'error'. */
-const ERROR_STATUS_TAG = 'toolfence:toolMessageStatusError';
-
 function isToolCall(value: unknown): value is ToolCall {
   return typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'tool_call';
 }
 
 function nonEmpty(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 ? value : undefined;
-}
-
-/** As `StructuredTool` formats output: strings and content-block arrays as they are, else JSON. */
-function messageContent(content: unknown): ToolMessage['content'] {
-  if (typeof content === 'string') return content;
-  if (
-    Array.isArray(content) &&
-    content.every((block) => typeof block === 'object' && block !== null && 'type' in block)
-  ) {
-    return content as ToolMessage['content'];
-  }
-  try {
-    return JSON.stringify(content) ?? '';
-  } catch {
-    return String(content);
-  }
 }

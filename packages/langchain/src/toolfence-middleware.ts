@@ -18,6 +18,7 @@ import {
   missingRunIdError,
   resolveRunId,
 } from './internal/call-scope.js';
+import { registerMiddlewareTools } from './internal/middleware-tools.js';
 import { type CallOutcome, StepStops } from './internal/step-stops.js';
 import { isCallStopError, isGraphBubbleUp } from './internal/stop-errors.js';
 import { SwallowedStops } from './internal/swallowed-stops.js';
@@ -107,6 +108,8 @@ export function toolfenceMiddleware(options: ToolfenceMiddlewareOptions): AgentM
     wrapModelCall: wrapModelCallHook(tools, options.allowUnknownPolicies === true, stops),
     wrapToolCall: wrapToolCallHook(tools, stops),
   };
+  // recordApprovals decides on a call with the very wrapper this middleware claims it with.
+  registerMiddlewareTools(middleware, tools);
   return middleware as unknown as AgentMiddleware;
 }
 

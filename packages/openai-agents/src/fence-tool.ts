@@ -2,6 +2,7 @@ import type { FunctionTool, RunContext, ToolExecuteArgument, ToolInputParameters
 import { prepareFunctionToolInput } from '@openai/agents-core/utils/internal';
 import {
   type Guard,
+  type GuardedCall,
   type IdempotencyPolicy,
   isCallStopError,
   KeyDerivationError,
@@ -9,6 +10,7 @@ import {
   type StopMode,
   stopReport,
 } from '@toolfence/core';
+import { registerApprovalDecider } from './internal/approval-deciders.js';
 import { carrySdkIdentity, preparedInputOf } from './internal/sdk-registries.js';
 
 /** The details the SDK passes to a tool's `invoke` (`details.toolCall.callId` is the call id). */
@@ -165,7 +167,8 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(
       { tool: original.name },
     );
   }
-  const invoke = fencedInvoke(original, untyped, resolved.scope === 'run', onIndeterminate);
+  const runScoped = resolved.scope === 'run';
+  const invoke = fencedInvoke(original, untyped, runScoped, onIndeterminate);
   const fenced = Object.create(
     Object.getPrototypeOf(original),
     Object.getOwnPropertyDescriptors(original),
@@ -178,6 +181,15 @@ export function fenceTool<T extends FunctionTool<any, any, any>>(
   });
   carrySdkIdentity(original, fenced);
   originals.set(fenced, original);
+  if (resolved.approval === 'required') {
+    registerApprovalDecider(fenced, (runContext, input, details, approved, audit) => {
+      const call = guardedCallOf(original, untyped, runScoped, runContext, input, details);
+      // Input that does not parse never reaches the guard (the SDK answers it): nothing to decide.
+      if (call === undefined) return Promise.resolve(undefined);
+      const { signal: _signal, ...decided } = call;
+      return approved ? guard.approve(decided, audit) : guard.deny(decided, audit);
+    });
+  }
   return fenced;
 }
 
@@ -188,26 +200,15 @@ function fencedInvoke(
   runScoped: boolean,
   onIndeterminate: 'throw' | 'report',
 ) {
-  const { guard, policy } = options;
+  const { guard } = options;
   const name = original.name;
   return async function invoke(runContext: RunContext<any>, input: string, details?: ToolCallDetails) {
-    const parsed = parseInput(original, input, details);
+    const call = guardedCallOf(original, options, runScoped, runContext, input, details);
     // A call that does not parse is the SDK's to answer, exactly as without toolfence.
-    if (!parsed.ok) return original.invoke(runContext, input, details);
-    const runId = resolveValue(options.runId, runContext, details);
-    if (runScoped && runId === undefined) throw missingRunIdError(name);
-    const callId = details?.toolCall?.callId;
+    if (call === undefined) return original.invoke(runContext, input, details);
     try {
       return await guard.run(
-        {
-          tool: name,
-          arguments: keyArgumentsOf(parsed.value),
-          callId: typeof callId === 'string' && callId.length > 0 ? callId : undefined,
-          runId,
-          tenant: resolveValue(options.tenant, runContext, details),
-          policy,
-          signal: details?.signal,
-        },
+        call,
         // The same details object goes through: the SDK keys per-call state (usage, nested run
         // config, tracing) by its identity.
         async () => {
@@ -225,6 +226,36 @@ function fencedInvoke(
       if (error instanceof ToolBodyFailedError) return error.answer;
       throw error;
     }
+  };
+}
+
+/**
+ * The call the guard runs for one invocation (tool, parsed arguments, call id, tenant, run id), or
+ * `undefined` when the input does not parse. The fenced `invoke` and a recorded approval
+ * (record-approvals.ts) build it alike, so the approval is bound to the key the claim derives.
+ * @throws KeyDerivationError a `'run'`-scoped policy whose run id resolver answered `undefined`
+ */
+function guardedCallOf(
+  original: FunctionTool<any, any, any>,
+  options: FenceToolOptions,
+  runScoped: boolean,
+  runContext: RunContext<any>,
+  input: string,
+  details: ToolCallDetails | undefined,
+): GuardedCall | undefined {
+  const parsed = parseInput(original, input, details);
+  if (!parsed.ok) return undefined;
+  const runId = resolveValue(options.runId, runContext, details);
+  if (runScoped && runId === undefined) throw missingRunIdError(original.name);
+  const callId = details?.toolCall?.callId;
+  return {
+    tool: original.name,
+    arguments: keyArgumentsOf(parsed.value),
+    callId: typeof callId === 'string' && callId.length > 0 ? callId : undefined,
+    runId,
+    tenant: resolveValue(options.tenant, runContext, details),
+    policy: options.policy,
+    signal: details?.signal,
   };
 }
 

@@ -11,6 +11,11 @@ export {
   type ToolCallDetails,
 } from './fence-tool.js';
 export { type FenceToolsOptions, fenceTools, type PoliciesFor } from './fence-tools.js';
+export {
+  type RecordApprovalsOptions,
+  type RecordedApproval,
+  recordApprovals,
+} from './record-approvals.js';
 export { stopErrorOf } from './stop-error-of.js';
 // Types only: the SDK's tool() keeps a literal tool name (an overload), so policy names are checked.
 export type { NamedFunctionTool, ToolResultOf } from './tool-names.js';

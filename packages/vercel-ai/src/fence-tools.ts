@@ -5,6 +5,8 @@ import { type IdempotencyPolicy, PolicyError } from '@toolfence/core';
 import type { ToolSet } from 'ai';
 import type { FenceToolsOptions, ToolfenceContext } from './fence-tools-options.js';
 import {
+  APPROVAL_DECIDER,
+  approvalDeciderOf,
   type ExecuteFunction,
   fencedFunction,
   fencedGenerator,
@@ -88,15 +90,20 @@ export function fenceTools<TOOLS extends ToolSet>(tools: TOOLS, options: FenceTo
         parameterNames: parameterNamesOf((tool as { inputSchema?: unknown }).inputSchema),
       });
       const wrap = isAsyncGeneratorFunction(execute) ? fencedGenerator : fencedFunction;
-      const guarded = wrap({
+      const fencedTool = {
         toolName,
         tool,
         execute: execute as ExecuteFunction,
         policy,
         runScoped: resolved.scope === 'run' && resolved.kind !== 'read_only',
         options,
-      });
+      };
+      const guarded = wrap(fencedTool);
       Object.defineProperty(guarded, FENCED_EXECUTE, { value: true });
+      if (resolved.approval === 'required') {
+        // recordApprovals finds the decider here: it decides on the call exactly as this execute claims it.
+        Object.defineProperty(guarded, APPROVAL_DECIDER, { value: approvalDeciderOf(fencedTool) });
+      }
       result = { ...tool, execute: guarded };
     }
     // A tool may be named "__proto__": define, never assign.

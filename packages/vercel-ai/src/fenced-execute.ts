@@ -2,7 +2,13 @@
 // stream drained there); an async generator stays one, its values handed out through a queue
 // while the guard's body drains the tool. The call's tenant and run id come from the execution
 // context, then from fenceTools' options.
-import { type GuardedCall, type IdempotencyPolicy, isCallStopError } from '@toolfence/core';
+import {
+  type ApprovalOptions,
+  type DecideResult,
+  type GuardedCall,
+  type IdempotencyPolicy,
+  isCallStopError,
+} from '@toolfence/core';
 import type { ToolSet } from 'ai';
 import type {
   CallValue,
@@ -23,6 +29,31 @@ export interface FencedTool {
   /** The policy needs a run id (scope 'run', not read-only). */
   readonly runScoped: boolean;
   readonly options: FenceToolsOptions<ToolSet>;
+}
+
+/**
+ * Records an operator's decision on one call of a fenced tool whose policy needs an approval:
+ * `guard.approve` / `guard.deny` with the very call the guarded `execute` would run (tool, input,
+ * `toolCallId`, tenant and run id resolved from the same options), so the claim of that execute
+ * consumes it. Kept on the guarded `execute` under {@link APPROVAL_DECIDER}.
+ */
+export type ApprovalDecider = (
+  input: unknown,
+  executeOptions: ToolExecuteOptions,
+  approved: boolean,
+  audit: ApprovalOptions,
+) => Promise<DecideResult>;
+
+/** The registered symbol under which a guarded `execute` keeps its {@link ApprovalDecider}. */
+export const APPROVAL_DECIDER = Symbol.for('toolfence.vercelAi.approvalDecider');
+
+/** The decider of a fenced tool whose policy needs an approval (`approval: 'required'`). */
+export function approvalDeciderOf(fenced: FencedTool): ApprovalDecider {
+  return (input, executeOptions, approved, audit) => {
+    // Not `signal`: a decision is no run, nothing to abort.
+    const { signal: _signal, ...call } = guardedCall(fenced, input, executeOptions);
+    return approved ? fenced.options.guard.approve(call, audit) : fenced.options.guard.deny(call, audit);
+  };
 }
 
 /** The guarded `execute` of a tool whose `execute` is a function (returning a value or a stream). */

@@ -10,6 +10,11 @@ export type {
   ToolExecuteOptions,
   ToolfenceContext,
 } from './fence-tools-options.js';
+export {
+  type RecordApprovalsOptions,
+  type RecordedApproval,
+  recordApprovals,
+} from './record-approvals.js';
 export { isSetupFault } from './setup-fault.js';
 export { stopErrorOf } from './stop-error-of.js';
 export {
