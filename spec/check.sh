@@ -58,6 +58,7 @@ bad-complete-unfenced|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_COMPLETE_UNF
 bad-complete-unfenced-effectful|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_COMPLETE_UNFENCED
 bad-claim-read-then-write|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_CLAIM_READ_THEN_WRITE
 bad-claim-read-then-write-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_CLAIM_READ_THEN_WRITE
+bad-native-takeover|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_NATIVE_TAKEOVER
 bad-fence-only|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-fence-only-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DBAD_FENCE_ONLY
 bad-effectful-takeover|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DBAD_EFFECTFUL_TAKEOVER

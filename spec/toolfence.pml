@@ -32,6 +32,8 @@
  *   LIVENESS         add the LTL property `settles` (run pan with -a -f)
  *   TOLD_PER_LIFE    stricter "what callers are told" check (see README)
  *   LASTCLAIMS, MAXCRASH, MAXLOST, MAXRESOLVE, NO_RESOLVE, MAXLOSS, MAXLATE   bounds (see README)
+ *   SCRIPTED_CLAIM_ONLY  every claim is the one-step scripted claim (no native claim step: the
+ *                        model before RedisStore's native claim)
  *   RESOLVE_SETTLED_ONLY  the operator settles indeterminate and abandoned records only, not an in-
  *                    progress one whose holder is gone (a bound: it keeps the bigger checks' state
  *                    counts as they were; the quick effectful and idempotent-gone-holder checks
@@ -44,6 +46,8 @@
  *   Known-bad rules, each must produce a counterexample:
  *   BAD_COMPLETE_UNFENCED      complete without the fence/owner condition
  *   BAD_CLAIM_READ_THEN_WRITE  claim as two atomic steps: read, then write
+ *   BAD_NATIVE_TAKEOVER        a native claim (Redis >= 7) that found a record in progress takes
+ *                              it over on the client's judgement of the lease (IDEMPOTENT)
  *   BAD_FENCE_ONLY             holder check on the fence alone (no owner)
  *   BAD_EFFECTFUL_TAKEOVER     at-most-once takes over an expired lease like at-least-once
  *   BAD_LEASE_NEVER_EXPIRES    leases never run out (liveness must fail)
@@ -562,7 +566,7 @@ proctype worker(byte me) {
   bool lost;       /* leaseLost !== undefined (attempt.ts Attempt) */
   byte cexecs;     /* G1: times the current guard.run call entered its body (all its claims) */
   byte v;          /* G1: the value the current call's own body returned (0: none) */
-#ifdef BAD_CLAIM_READ_THEN_WRITE
+#if defined(BAD_CLAIM_READ_THEN_WRITE) || defined(BAD_NATIVE_TAKEOVER)
   byte s_state, s_fence, s_att, s_owner;
   bool s_live;
 #endif
@@ -590,6 +594,48 @@ at_claim:
       :: else -> skip
       fi;
       seq++; o = me * MAXCLAIMS + seq;     /* a fresh owner id per claim */
+#ifndef SCRIPTED_CLAIM_ONLY
+      /* RedisStore on Redis >= 7 claims natively: SET k <in-progress record> NX PX <lease +
+       * retention> GET, one atomic step. No record: created, fence 1 (claim_decide's first
+       * branch); a settled one: replied as found, judged by the client (claim_decide's settled
+       * branches). A record in progress is only read: the client sends the claim script, a later
+       * step (native_found), which decides by the store's clock. The scripted claim (Redis 6.2)
+       * is the `true` branch: one step for every state. */
+      if
+      :: rstate == INPROG ->
+#ifdef BAD_NATIVE_TAKEOVER
+           s_fence = rfence; s_att = rattempt; s_owner = rowner;
+#endif
+           printf("MSC: owner %d's native claim finds the record in progress: the claim script decides\n", o);
+           goto native_found
+      :: true -> skip
+      fi;
+#endif
+      claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
+#endif
+      if
+      :: REPLY_LOST -> LOSE_REPLY; res = 0; f = 0; goto resend_claim
+      :: true -> skip
+      fi;
+      CLAIM_ANSWER
+    }
+
+native_found:                              /* the claim script after a native claim found it in progress */
+    atomic {
+#ifdef BAD_NATIVE_TAKEOVER
+      /* Known-bad: the client judges the lease it read by its own clock (which may be off either
+       * way: any judgement) and takes over natively (SET XX of the next attempt's record), with
+       * what it read, without the store's check at the write. */
+      if
+      :: MODE == AT_LEAST_ONCE && rstate != NONE && s_owner != o && s_att < MAXATT ->
+           rstate = INPROG; rfence = s_fence + 1; rattempt = s_att + 1; rowner = o; routcome = 0;
+           lease_live = true; gap = true; f = rfence; res = R_ACQUIRED;
+           printf("MSC: owner %d takes over natively on a lease its own clock judged lapsed\n", o);
+           granted(o, f)
+      :: else -> claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner)
+      fi;
+      s_fence = 0; s_att = 0; s_owner = 0;
+#else
       claim_decide(o, f, res, rstate, rfence, rattempt, lease_live, rowner);
 #endif
       if

@@ -33,6 +33,7 @@ const CAUGHT = [
   'bad-complete-unfenced-effectful',
   'bad-claim-read-then-write',
   'bad-claim-read-then-write-idempotent',
+  'bad-native-takeover',
   'bad-fence-only',
   'bad-fence-only-idempotent',
   'bad-effectful-takeover',

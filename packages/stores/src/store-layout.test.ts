@@ -34,6 +34,8 @@ export const ROLES = {
   'script helpers': 'lua-includes.ts',
   'script commands': 'script-commands.ts',
   'record unpack': 'record-unpack.ts',
+  'native claim': 'native-claim.ts',
+  'native index': 'native-index.ts',
 } as const;
 
 const root = new URL('../../../', import.meta.url);

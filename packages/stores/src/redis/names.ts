@@ -88,6 +88,20 @@ export function expiryIndexPattern(prefix: string): string {
   return `${escapeGlob(prefix)}:${KEY_LAYOUT}:x:{*}`;
 }
 
+/**
+ * The SCAN MATCH pattern of a tenant's record keys, or of every tenant's (`tenant` undefined):
+ * the native claims' indexing pass (native-index.ts), operators only.
+ */
+export function recordKeyPattern(prefix: string, tenant?: string): string {
+  const tag = tenant === undefined ? '*' : tenantTag(tenant);
+  return `${escapeGlob(prefix)}:${KEY_LAYOUT}:r:{${tag}}:*`;
+}
+
+/** The tenant digest (hash tag) of a record key, or undefined when the name is not one. */
+export function tagOfRecordKey(key: string): string | undefined {
+  return /:r:\{([0-9a-f]{32})\}:/.exec(key)?.[1];
+}
+
 /** The listing index that goes with an expiry index name. */
 export function indexOfExpiry(expiry: string): string {
   return expiry.replace(/:x:\{([0-9a-f]{32})\}$/, ':i:{$1}');

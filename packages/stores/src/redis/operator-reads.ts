@@ -211,7 +211,7 @@ export function mergePages(
 }
 
 /** The masters the client knows (every master of a Cluster, once its topology is known). */
-async function masters(client: Redis | Cluster, exchange: RedisExchange): Promise<Redis[]> {
+export async function masters(client: Redis | Cluster, exchange: RedisExchange): Promise<Redis[]> {
   if (!isCluster(client)) return [client];
   if (client.status !== 'ready') {
     // Topology is known once the cluster is ready; a PING waits for that (bounded below).

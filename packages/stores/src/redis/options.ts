@@ -39,9 +39,22 @@ export interface RedisStoreOptions {
    * (docs/redis.md, "Production requirements"). Reads (`get`, `list`) are never refused.
    */
   readonly evictionPolicy?: EvictionPolicyCheck;
+  /**
+   * How the store claims. `'auto'` (default): natively on Redis >= 7.0 (`SET ... NX PX ... GET`,
+   * no script: a first call's claim and every repeat; a record found in progress still goes to the
+   * claim script, which judges its lease by the Redis clock), by the claim script on Redis 6.2;
+   * the server's version is read once (`INFO server`) before the first claim. `'script'`: always
+   * the claim script (a proxy or a Redis-compatible server that reports 7.0 but lacks `SET ... NX
+   * GET` or `PEXPIRETIME`). Records written either way are read by both (docs/redis.md, "Native
+   * claims").
+   */
+  readonly claim?: RedisClaimPath;
   /** @deprecated The former name of {@link RedisStoreOptions.operationTimeoutMs} (used when that is unset). */
   readonly commandTimeoutMs?: number;
 }
+
+/** How a {@link RedisStore} claims: see {@link RedisStoreOptions.claim}. */
+export type RedisClaimPath = 'auto' | 'script';
 
 const DEFAULT_PREFIX = 'toolfence';
 const DEFAULT_OPERATION_TIMEOUT_MS = 5000;
@@ -51,6 +64,7 @@ export interface RedisSettings {
   readonly prefix: string;
   readonly operationTimeoutMs: number;
   readonly evictionPolicy: EvictionPolicyCheck;
+  readonly claim: RedisClaimPath;
 }
 
 function assertTimeout(name: string, value: number): void {
@@ -62,7 +76,8 @@ function assertTimeout(name: string, value: number): void {
 /**
  * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
  * @throws RangeError when `operationTimeoutMs` is not a whole number of ms in 1..2^31-1, or
- *   `evictionPolicy` is not one of `'refuse'`, `'warn'`, `'ignore'`.
+ *   `evictionPolicy` is not one of `'refuse'`, `'warn'`, `'ignore'`, or `claim` is not `'auto'`
+ *   or `'script'`.
  */
 export function checkRedisOptions(options: RedisStoreOptions): RedisSettings {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -81,7 +96,11 @@ export function checkRedisOptions(options: RedisStoreOptions): RedisSettings {
       `evictionPolicy must be one of ${EVICTION_POLICY_CHECKS.map((c) => `'${c}'`).join(', ')}; got ${JSON.stringify(evictionPolicy)}`,
     );
   }
-  return { prefix, operationTimeoutMs, evictionPolicy };
+  const claim = options.claim ?? 'auto';
+  if (claim !== 'auto' && claim !== 'script') {
+    throw new RangeError(`claim must be 'auto' or 'script'; got ${JSON.stringify(claim)}`);
+  }
+  return { prefix, operationTimeoutMs, evictionPolicy, claim };
 }
 
 /** @throws TypeError when the client has ioredis' `keyPrefix`. */

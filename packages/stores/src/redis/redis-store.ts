@@ -13,6 +13,7 @@ import {
   type IdempotencyStore,
   type ListOptions,
   type ListPage,
+  listedStates,
   type MarkIndeterminateResult,
   type RecordedError,
   type RecordRef,
@@ -31,6 +32,8 @@ import { RedisExchange } from './backend.js';
 import { describeRedisAddress } from './errors.js';
 import { EvictionPolicyGate } from './eviction-policy.js';
 import { type RecordNames, recordNames, tenantNames } from './names.js';
+import { claimNatively, NOT_NATIVE } from './native-claim.js';
+import { indexNativeClaims, type NativeIndexHost } from './native-index.js';
 import { listRedis, type RedisListHost, readResolutions } from './operator-reads.js';
 import { forgetTenant } from './operator-writes.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './options.js';
@@ -48,7 +51,7 @@ import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from '.
 import { SettleSubscriber } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';
 
-export type { EvictionPolicyCheck, RedisStoreOptions } from './options.js';
+export type { EvictionPolicyCheck, RedisClaimPath, RedisStoreOptions } from './options.js';
 
 /**
  * The expired-entry sweep of a tenant's expiry index runs on a claim drawn at random with
@@ -111,6 +114,11 @@ export class RedisStore implements IdempotencyStore {
   readonly #eviction: EvictionPolicyGate;
   /** Pending waits, failed when the store closes. */
   readonly #waits = new Set<(error: Error) => void>();
+  /**
+   * Whether claims are native: false with `claim: 'script'`, or once the server refused the
+   * native commands (Redis 6.2); undefined until the first native claim is answered.
+   */
+  #native: boolean | undefined;
 
   /**
    * @throws TypeError when the prefix is invalid or the client has a `keyPrefix`.
@@ -133,6 +141,17 @@ export class RedisStore implements IdempotencyStore {
     this.#commands = defineScriptCommands(client);
     this.#subscriber = new SettleSubscriber(() => (client as Redis).duplicate());
     this.#eviction = new EvictionPolicyGate(client, this.#exchange, settings.evictionPolicy);
+    this.#native = settings.claim === 'script' ? false : undefined;
+  }
+
+  /** What the native claims' indexing pass needs of this store. */
+  get #indexHost(): NativeIndexHost {
+    return {
+      prefix: this.#prefix,
+      client: this.#client,
+      exchange: this.#exchange,
+      indexClaims: this.#commands.indexClaims,
+    };
   }
 
   /** What `list` needs of this store. */
@@ -154,6 +173,13 @@ export class RedisStore implements IdempotencyStore {
     checkInput.claim(ref, options);
     const names = this.namesOf(ref);
     if (!this.#eviction.passed) await this.#eviction.check('claim');
+    if (this.#native !== false) {
+      const answered = await claimNatively(this.#exchange, this.#client, names.key, ref, options);
+      this.#native = answered !== NOT_NATIVE;
+      // A record in progress: only the claim script judges its lease (by the Redis clock).
+      if (answered !== undefined && answered !== NOT_NATIVE) return answered;
+    }
+    const native = this.#native;
     const reply = await this.#exchange.run('claim', this.#client, () =>
       this.#commands.claim(
         names.key,
@@ -170,7 +196,8 @@ export class RedisStore implements IdempotencyStore {
         options.runId ?? '',
         options.callId ?? '',
         options.description ?? '',
-        Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
+        // Natively, new records are made without the script: the complete sweeps instead.
+        !native && Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
         options.codec ?? '', // the guard's codec, kept with a new record
       ),
     );
@@ -197,7 +224,16 @@ export class RedisStore implements IdempotencyStore {
     const names = this.namesOf(ref);
     if (!this.#eviction.passed) await this.#eviction.check('complete');
     const reply = await this.#exchange.run('complete', this.#client, () =>
-      this.#commands.complete(names.key, holder.fence, holder.owner, outcome, retentionMs, names.channel),
+      this.#commands.complete(
+        names.key,
+        holder.fence,
+        holder.owner,
+        outcome,
+        retentionMs,
+        names.channel,
+        // The sweep of the claims that ran no script (native claims), drawn as the claim's.
+        this.#native === true && Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
+      ),
     );
     return this.#exchange.decode('complete', () => completeResult(ref, reply));
   }
@@ -273,6 +309,16 @@ export class RedisStore implements IdempotencyStore {
    */
   async list(options: ListOptions): Promise<ListPage> {
     checkListOptions(options);
+    const states = listedStates(options);
+    // Natively claimed records have no index entries until a script rewrites them: indexed first
+    // (a SCAN of the record keys) when in-progress records are asked for.
+    if (states.has('in_progress') || states.has('lease_expired')) {
+      await indexNativeClaims(
+        this.#indexHost,
+        'list',
+        options.allTenants === true ? undefined : options.tenant,
+      );
+    }
     return listRedis(this.#listHost, options);
   }
 
@@ -293,6 +339,7 @@ export class RedisStore implements IdempotencyStore {
   async forget(options: { readonly tenant: string }): Promise<number> {
     checkTenant(options?.tenant);
     const names = tenantNames(this.#prefix, options.tenant);
+    await indexNativeClaims(this.#indexHost, 'forget', options.tenant);
     return forgetTenant(this.#client, this.#exchange, this.#commands.forget, names);
   }
 

@@ -37,6 +37,7 @@ const scriptFiles = {
   list: 'list-2.lua',
   resolutions: 'resolutions-1.lua',
   forget: 'forget-2.lua',
+  indexClaims: 'index-claims-1.lua',
 } as const;
 
 /** An operation that has a script. */

@@ -62,7 +62,7 @@ local raw = redis.call('GET', key)
 if raw and recordState(raw) ~= 'in_progress' then
   return { 20, 0, raw }
 end
-local record = raw and decodeRecord(raw)
+local record = raw and decodeRecord(raw, key)
 if record and (record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint)) then
   return recordReply(6, 0, record)
 end

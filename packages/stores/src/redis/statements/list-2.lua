@@ -130,7 +130,7 @@ for index = 1, entries do
   elseif attentionOnly and not ATTENTION_STATES[state] then
     redis.call('ZREM', attentionKey, member)
   elseif wanted[state] then
-    local record = decodeRecord(raw)
+    local record = decodeRecord(raw, recordKey)
     local keep = true
     if record.state == 'in_progress' and expiredOnly and record.leaseExpiresAtMs > now then keep = false end
     if tool ~= '' and record.tool ~= tool then keep = false end

@@ -10,8 +10,14 @@
     state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs,
     tool, fingerprint, outcome, errorType, errorMessage,
     runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
-    resolve-1.lua), waited (true while an in-progress record has a waiter, see watch-1.lua)
-  (absent values are MessagePack nil). The string is smaller than a hash of the same fields
+    resolve-1.lua), waited (true while an in-progress record has a waiter, see watch-1.lua),
+    codec
+  (absent values are MessagePack nil). A record the store claimed natively (Redis >= 7: `SET k
+  <record> NX PX <lease + retention> GET`, no script, so no clock in the value) has no
+  leaseExpiresAtMs, expiresAtMs, claimedAtMs or updatedAtMs, and two more values: leaseMs and the
+  tenant. Its deadlines are its key's expiry (PEXPIRETIME) and that minus its retention, and it
+  has no index entry yet: the first script that writes it (renew, complete, a takeover, list's
+  indexing pass) writes both (decodeRecord, writeRecord). The string is smaller than a hash of the same fields
   (a 100-byte outcome pushes a hash out of its listpack encoding) and MessagePack is
   binary-safe, so outcomes round-trip byte for byte.
 
@@ -182,10 +188,25 @@ local function recordState(raw)
   return string.sub(raw, 2, 1 + string.byte(raw, 1) - 160)
 end
 
-local function decodeRecord(raw)
+-- `key` is the record's key: a record claimed natively reads its deadlines from the key's expiry.
+local function decodeRecord(raw, key)
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
-    resolution, waited, codec = cmsgpack.unpack(raw)
+    resolution, waited, codec, leaseMs, tenant = cmsgpack.unpack(raw)
+  local unindexedTenant = nil
+  if leaseExpiresAtMs == nil then
+    -- Claimed natively: the key expires at lease + retention after the claim, by the Redis clock,
+    -- and only a script that rewrites the value (with absolute deadlines) changes that expiry.
+    local expireAtMs = redis.call('PEXPIRETIME', key)
+    if type(leaseMs) ~= 'number' or type(tenant) ~= 'string' or expireAtMs < 0 then
+      error({ err = 'TOOLFENCE_RECORD a natively claimed record without its lease or expiry' })
+    end
+    expiresAtMs = expireAtMs
+    leaseExpiresAtMs = expireAtMs - retentionMs
+    claimedAtMs = leaseExpiresAtMs - leaseMs
+    updatedAtMs = claimedAtMs
+    unindexedTenant = tenant
+  end
   -- A record written by a version that did not bound durations can hold a deadline above 2^53,
   -- which no longer reads back as the integer it meant: every repeat failed to decode and the key
   -- was stuck. Read such a deadline as the largest exact one and such a retention as the longest
@@ -202,8 +223,13 @@ local function decodeRecord(raw)
     claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
     codec = codec,
     -- The scores its index entries were written with (a write moves only what changed; a
-    -- read-only repeat pays nothing for the index).
-    indexedState = state, indexedAtMs = updatedAtMs, indexedExpiresAtMs = expiresAtMs,
+    -- read-only repeat pays nothing for the index). A natively claimed record has none.
+    indexedState = unindexedTenant == nil and state or nil,
+    indexedAtMs = unindexedTenant == nil and updatedAtMs or nil,
+    indexedExpiresAtMs = unindexedTenant == nil and expiresAtMs or nil,
+    -- Set while the record is as the native claim wrote it: packRecord keeps that form, leaseMs
+    -- included, until writeRecord writes the deadlines and the index entries.
+    unindexedTenant = unindexedTenant, leaseMs = leaseMs,
   }
 end
 
@@ -212,11 +238,19 @@ local function readRecord(key)
   if not raw then
     return nil
   end
-  return decodeRecord(raw)
+  return decodeRecord(raw, key)
 end
 
--- The record as its one Redis string.
+-- The record as its one Redis string (as the native claim wrote it while it is unindexed: a write
+-- that keeps the key's expiry, watch-1.lua's mark, keeps the deadlines it derives from it).
 local function packRecord(record)
+  if record.unindexedTenant ~= nil then
+    return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+      nil, nil, record.retentionMs, record.tool, record.fingerprint,
+      record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+      record.description, nil, nil, record.resolution, record.waited,
+      record.codec, record.leaseMs, record.unindexedTenant)
+  end
   return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
@@ -225,10 +259,13 @@ local function packRecord(record)
 end
 
 -- Writes the record and sets its expiry (retention) in one command, then its index entries
--- (`tenant`: see indexRecord).
+-- (`tenant`: see indexRecord; a natively claimed record names its own tenant, and gets its
+-- first entries here).
 local function writeRecord(key, record, tenant)
   record.leaseExpiresAtMs = math.min(record.leaseExpiresAtMs, MAX_EXACT_MS)
   record.expiresAtMs = math.min(record.expiresAtMs, MAX_EXACT_MS)
+  tenant = tenant or record.unindexedTenant
+  record.unindexedTenant = nil
   redis.call('SET', key, packRecord(record), 'PXAT', record.expiresAtMs)
   indexRecord(key, record, tenant)
 end
