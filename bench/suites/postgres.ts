@@ -1,6 +1,8 @@
 import { Guard } from '@toolfence/core';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import type pg from 'pg';
+import { listingRows } from '../lib/listing-rows.js';
+import { postgresWriteRows } from '../lib/postgres-writes.js';
 import type { Row } from '../lib/report.js';
 import { connectPostgres, randomName } from '../lib/services.js';
 import { storeLatencyRows } from '../lib/store-latency.js';
@@ -86,7 +88,7 @@ export async function postgresSuite(): Promise<Row[]> {
   const { store, schema, drop } = await throwawayPostgresStore(counted.pool, 'postgres');
   try {
     const baselines = await durableBaselines(pool, schema);
-    return await storeLatencyRows({
+    const latency = await storeLatencyRows({
       label: 'postgres',
       guard: new Guard({ store }),
       baselines: {
@@ -104,6 +106,8 @@ export async function postgresSuite(): Promise<Row[]> {
       // Postgres calls cost ten times Redis ones: fewer per round keep the suite within a minute.
       sizes: { sequential: 100, concurrent: 600, rounds: 5 },
     });
+    // Beside the hot path: what a first call writes, and what the operator's listing costs.
+    return [...latency, ...(await postgresWriteRows(schema)), ...(await listingRows('postgres', store))];
   } finally {
     await drop();
     await pool.end();

@@ -47,7 +47,7 @@ async function freshShape(): Promise<unknown> {
   return schemaShape(pool, schema);
 }
 
-describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => {
+describe('PostgresStore migrations on a table with rows (0003 → 0008)', () => {
   it('backfills in batches, reports progress, and ends with the schema a fresh store has', async () => {
     const { schema } = await previousVersionTable(pool, 3, 20_000);
     schemas.push(schema);
@@ -56,7 +56,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
       batchSize: 1_000,
       onProgress: (p) => progress.push(p),
     });
-    expect(result).toEqual({ applied: [4, 5, 6, 7] });
+    expect(result).toEqual({ applied: [4, 5, 6, 7, 8] });
     const backfill = progress.filter((p) => p.step === 'backfill updated_at');
     expect(backfill[0]).toMatchObject({ version: 4, phase: 'start', rows: 0, totalRows: 20_000 });
     expect(backfill.filter((p) => p.phase === 'progress')).toHaveLength(20);
@@ -80,6 +80,18 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
       '6 transaction done',
       '7 transaction start',
       '7 transaction done',
+      '8 transaction start',
+      '8 transaction done',
+      '8 backfill sweep_at start',
+      '8 backfill sweep_at done',
+      '8 index idempotency_records_sweep_at start',
+      '8 index idempotency_records_sweep_at done',
+      '8 drop the expires_at index start',
+      '8 drop the expires_at index done',
+      '8 drop the tenant listing index start',
+      '8 drop the tenant listing index done',
+      '8 drop the listing index across tenants start',
+      '8 drop the listing index across tenants done',
     ]);
     // Every row took its claim time, and the schema is a fresh one's (NOT NULL, valid indexes).
     const table = `${schema}.idempotency_records`;
@@ -88,6 +100,12 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
          FROM "${schema}".idempotency_records`,
     );
     expect(rows[0].off, table).toBe(0);
+    // 0008: every row's sweep bound is its retention deadline.
+    const swept = await pool.query(
+      `SELECT count(*) FILTER (WHERE sweep_at IS DISTINCT FROM expires_at)::int AS off, count(*)::int AS rows
+         FROM "${schema}".idempotency_records`,
+    );
+    expect(swept.rows[0]).toEqual({ off: 0, rows: 20_000 });
     expect(await schemaShape(pool, schema)).toEqual(await freshShape());
     const store = newStore(schema);
     expect(await store.ensureSchema()).toEqual({ applied: [] });
@@ -130,7 +148,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
     expect(
       await newStore(schema).ensureSchema({ batchSize: 1_000, onProgress: (p) => progress.push(p) }),
     ).toEqual({
-      applied: [4, 5, 6, 7],
+      applied: [4, 5, 6, 7, 8],
     });
     // Only what the first run left: 7,000 rows.
     expect(progress.filter((p) => p.step === 'backfill updated_at').at(-1)).toMatchObject({
@@ -153,7 +171,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
     expect(error?.message).toContain(
       'did not finish within timeoutMs (1 ms); the next ensureSchema() resumes it',
     );
-    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5, 6, 7] });
+    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5, 6, 7, 8] });
     await expect(newStore(schema).ensureSchema({ timeoutMs: 0 })).rejects.toThrow(RangeError);
   });
 
@@ -164,7 +182,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0007)', () => 
     const run = await runCli(args);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('migration 0004_listing: backfill updated_at done 5,000 of ~5,000 rows');
-    expect(run.stdout).toMatch(/applied 4, 5, 6, 7 in \d+\.\d s/);
+    expect(run.stdout).toMatch(/applied 4, 5, 6, 7, 8 in \d+\.\d s/);
     const again = await runCli([...args, '--json']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.json.at(-1)).toMatchObject({ applied: [] });

@@ -168,7 +168,11 @@ async function runStep(
 ): Promise<void> {
   if (step.kind === 'statement') {
     report({ step: step.label, phase: 'start' });
-    await session.query(renderSql(step.text, names.placeholders));
+    // A DROP INDEX CONCURRENTLY waits for older snapshots as a build does (below): the same trade.
+    const concurrent = /\bCONCURRENTLY\s+/.test(step.text);
+    const text =
+      concurrent && (await isSmall(session, names)) ? step.text.replace(/\bCONCURRENTLY\s+/, '') : step.text;
+    await session.query(renderSql(text, names.placeholders));
     report({ step: step.label, phase: 'done' });
     return;
   }

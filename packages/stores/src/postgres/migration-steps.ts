@@ -5,7 +5,8 @@
 // that blocks the claims of running stores:
 //   batched <label>     an UPDATE with `{{batch_limit}}`, repeated (each its own transaction)
 //                       until it changes no row;
-//   statement <label>   one statement (a DO block, say), run once;
+//   statement <label>   one statement (a DO block, say), run once; a DROP INDEX CONCURRENTLY
+//                       drops plainly on a small table, as an index build does;
 //   index <placeholder> a CREATE INDEX CONCURRENTLY IF NOT EXISTS of the index the placeholder
 //                       names; an invalid index an interrupted build left behind is dropped first.
 // Every statement of a migration with online steps must be safe to run again: an interrupted

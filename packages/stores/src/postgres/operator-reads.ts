@@ -1,5 +1,6 @@
-// The reads on PostgreSQL not as a holder: get (statements/get.sql), list, from the partial
-// listing indexes (statements/list-*.sql), and a key's resolutions (statements/resolutions.sql).
+// The reads on PostgreSQL not as a holder: get (statements/get.sql), list (statements/list-*.sql:
+// the primary key or a scan, no index a complete would change), and a key's resolutions
+// (statements/resolutions.sql).
 // The journal is written by the resolve statements themselves (operator-writes.ts).
 import type {
   IdempotencyRecord,

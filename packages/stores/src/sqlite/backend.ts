@@ -274,10 +274,15 @@ export class RecordsDatabase {
       row.tenant,
       row.key,
     ]);
+    // The sweep bound moves only when the retention deadline passes it (updateRecord leaves it,
+    // and its index, alone).
+    if (row.sweep_at_ms === null || row.expires_at_ms > row.sweep_at_ms) {
+      this.run('raiseSweep', [row.expires_at_ms, row.tenant, row.key]);
+    }
   }
 
   sweep(now: number): void {
-    this.run('sweep', [now, SWEEP_PER_WRITE]);
+    this.run('sweep', [now, now, SWEEP_PER_WRITE]);
   }
 
   /** Deletes a few expired resolution entries (each resolve, which adds one, does this). */

@@ -35,6 +35,7 @@ function claimNew(db: RecordsDatabase, ref: RecordRef, options: ClaimOptions, no
     now,
     now,
     options.codec ?? null, // the guard's codec, kept with a new life
+    leaseExpiresAtMs + options.retentionMs, // the sweep bound
   ]);
   return { status: 'acquired', fence: 1, attempt: 1, leaseExpiresAtMs, takeover: false };
 }

@@ -27,5 +27,7 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     // migration 0004 (resolving a record in progress): the journal rebuilt
     resolutions_table_next: quoteIdentifier(`${table}_resolutions_next`),
     resolutions_table_name: quoteIdentifier(`${table}_resolutions`),
+    // migration 0005 (the sweep bound)
+    sweep_index: quoteIdentifier(`${table}_sweep_at_ms`),
   };
 }

@@ -1,5 +1,6 @@
-// The operator's reads on SQLite, each one autocommit SELECT: list, from the partial listing
-// indexes (statements/list-*.sql), and a key's resolutions (statements/select-resolutions.sql).
+// The operator's reads on SQLite, each one autocommit SELECT: list (statements/list-*.sql: the
+// primary key or a scan, no index a complete would move), and a key's resolutions
+// (statements/select-resolutions.sql).
 import type { ListOptions, ListPage, RecordRef, ResolutionEntry } from '@toolfence/core/store';
 import { journalEntry, listPage, listQuery } from '../shared/sql-listing.js';
 import type { RecordsDatabase } from './backend.js';

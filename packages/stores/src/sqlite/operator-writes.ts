@@ -78,7 +78,7 @@ export function decideForget(db: RecordsDatabase, tenant: string, now: number): 
  * `limit`, expired resolution entries. The answer counts both.
  */
 export function decideCleanup(db: RecordsDatabase, limit: number, now: number): Decided<number> {
-  const records = db.run('sweep', [now, limit]).changes;
+  const records = db.run('sweep', [now, now, limit]).changes;
   const entries = records < limit ? db.run('sweepResolutions', [now, limit - records]).changes : 0;
   return { result: records + entries };
 }

@@ -28,6 +28,8 @@ export interface RecordRow extends OperatorColumns {
   outcome: string | null;
   error_type: string | null;
   error_message: string | null;
+  /** The sweep bound (0005_sweep_bound.sql): at or above expires_at_ms; NULL from a previous version. */
+  sweep_at_ms: number | null;
 }
 
 /** The key of a record among this process's waiters. */

@@ -6,8 +6,8 @@
 -- and `acquired` (true when the caller is the holder: this statement made it so, or the caller's
 -- own earlier claim did and this is the same request resent; owners are unique per attempt).
 --
--- The decision is the claim function of migration 0005_claim_function.sql, called once by this
--- statement. Two paths, chosen inside it:
+-- The decision is the claim function of migration 0005_claim_function.sql (as 0008_hot_complete.sql
+-- replaced it), called once by this statement. Three paths, chosen inside it:
 --
 -- The read (read-only: no row lock, no WAL, no commit flush, no INSERT set up): a live row whose
 -- answer needs no change: a conflict (other tool, or other arguments when they must match), a
@@ -18,7 +18,12 @@
 -- expiry, each a later instant than the one answered for; a busy answer only sends the caller
 -- to waitForSettle, which re-reads. Conflict is judged first, as on the write path.
 --
--- The upsert, run only when the read found nothing (no live row, the holder resending, an
+-- The insert, when the read found nothing: INSERT ... ON CONFLICT DO NOTHING of a new record
+-- (no DO UPDATE to set up). It inserts only where no row exists (a concurrent insert of the same
+-- key is waited for, and then conflicts), i.e. exactly when the upsert below would take its
+-- INSERT branch; otherwise it writes nothing and the upsert decides.
+--
+-- The upsert, run only when neither answered (an expired row, the holder resending, an
 -- expired lease, or a row that a concurrent claimer inserts or changes right now):
 -- INSERT ... ON CONFLICT DO UPDATE with no WHERE. The DO UPDATE always locks the row and
 -- evaluates against its LATEST committed version (not the read's snapshot), so concurrent

@@ -3,12 +3,13 @@
 -- until its expires_at, also after its record is gone; nothing else deletes it). One row answers:
 -- `deleted`, both counts together. Bounded, so it never holds many row locks or writes a large
 -- transaction; SKIP LOCKED leaves rows a claimer is reviving (or another cleanup is deleting)
--- alone. The deadline is checked again on the record deleted (a claim may have revived it).
+-- alone. Records are found by sweep_at, the indexed upper bound of expires_at (0008_hot_complete.sql);
+-- the deadline itself is checked on each, and again on the record deleted (a claim may have revived it).
 WITH records AS (
   DELETE FROM {{table}}
   WHERE ctid = ANY (ARRAY(
     SELECT ctid FROM {{table}}
-    WHERE expires_at <= statement_timestamp()
+    WHERE sweep_at <= statement_timestamp() AND expires_at <= statement_timestamp()
     LIMIT $1::integer
     FOR UPDATE SKIP LOCKED
   ))

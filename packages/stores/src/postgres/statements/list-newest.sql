@@ -4,7 +4,8 @@
 -- $4 tool (NULL: any), $5 olderThanMs (NULL: none), $6 cursor updated_at ms (NULL: from the
 -- start), $7 cursor tenant, $8 cursor key, $9 limit.
 -- updated_at holds whole milliseconds, so the cursor names a position exactly; tenant and key
--- order by code point (COLLATE "C"), as the partial listing indexes of 0004_listing.sql do.
+-- order by code point (COLLATE "C"). No index serves this order (0008_hot_complete.sql): one
+-- tenant's live rows are read by the primary key and sorted, every tenant's by a scan.
 -- @include list-page
   AND ($6::float8 IS NULL OR (updated_at, tenant COLLATE "C", key COLLATE "C") <
     (timestamptz 'epoch' + $6::float8 * interval '1 millisecond', $7::text, $8::text))

@@ -30,6 +30,7 @@
     error_type = NULL,
     error_message = NULL,
     expires_at = statement_timestamp() + $4::float8 * interval '1 millisecond',
+    sweep_at = greatest(record.sweep_at, statement_timestamp() + $4::float8 * interval '1 millisecond'),
     updated_at = date_trunc('milliseconds', statement_timestamp()),
     resolution = jsonb_strip_nulls(jsonb_build_object(
       'key', current.key, 'tenant', current.tenant, 'tool', current.tool, 'action', 'completed',
