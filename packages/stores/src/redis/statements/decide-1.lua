@@ -16,7 +16,9 @@
     ARGV[9] tenant, ARGV[10] runId, ARGV[11] callId, ARGV[12] description, ARGV[13] codec
             ('' when absent): kept only when the decision creates the record
 
-  Output, checked in this order:
+  Checked in this order; the first that applies answers.
+
+  Output:
     { 11, nowMs }  not_found: no live record and an expectation given
     { 6, nowMs, <record> }  conflict: another tool or fingerprint
     { 22, nowMs, <record> }  consumed: the key was claimed (in_progress or settled)
