@@ -2,9 +2,12 @@
 // replies `{ code, nowMs, ...payload }`; the codes are listed in each script's header.
 import {
   type ApprovalEntry,
+  approvalClaimDecision,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
+  claimConflicts,
+  type DecideResult,
   type IdempotencyRecord,
   type MarkIndeterminateResult,
   type RecordRef,
@@ -13,9 +16,6 @@ import {
   type RenewResult,
   type ResolutionEntry,
   type ResolveResult,
-  type DecideResult,
-  claimConflicts,
-  approvalClaimDecision,
 } from '@toolfence/core/store';
 import { recordReplyOfString } from './record-unpack.js';
 

@@ -4,12 +4,12 @@ import {
   type ClaimResult,
   type CompleteResult,
   checkListOptions,
-  type DecideResult,
   checkRecordRef,
   checkResolution,
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
+  type DecideResult,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -300,10 +300,22 @@ export class RedisStore implements IdempotencyStore {
   }
 
   /** An operator's decision on one call, one script (statements/decide-1.lua). @throws StoreInputError, StoreUnavailableError */
-  async decideApproval(ref: RecordRef, decision: ApprovalDecision, retentionMs: number): Promise<DecideResult> {
+  async decideApproval(
+    ref: RecordRef,
+    decision: ApprovalDecision,
+    retentionMs: number,
+  ): Promise<DecideResult> {
     checkInput.decideApproval(ref, decision, retentionMs);
     const { key } = this.namesOf(ref);
-    return decideOnRedis(this.#client, this.#exchange, this.#commands.decide, key, ref, decision, retentionMs);
+    return decideOnRedis(
+      this.#client,
+      this.#exchange,
+      this.#commands.decide,
+      key,
+      ref,
+      decision,
+      retentionMs,
+    );
   }
 
   /**
