@@ -4,7 +4,7 @@
 import type { ApprovalDecision, DecideResult, RecordRef } from '@toolfence/core/store';
 import type { Cluster, Redis } from 'ioredis';
 import type { RedisExchange } from './backend.js';
-import { asReply, decideResult, integer, UnexpectedReplyError } from './record-codec.js';
+import { asReply, decodeRecord, integer, ReplyCode, UnexpectedReplyError } from './record-codec.js';
 import type { ScriptCommand } from './script-commands.js';
 
 /** Index entries erased per script call in `forget`. */
@@ -67,4 +67,25 @@ export async function decideOnRedis(
     ),
   );
   return exchange.decode('decideApproval', () => decideResult(ref, raw));
+}
+
+/** The reply of decide-1.lua. */
+function decideResult(ref: RecordRef, raw: unknown): DecideResult {
+  const reply = asReply('decide', raw);
+  switch (Number(reply[0])) {
+    case ReplyCode.done:
+      return { status: 'decided', record: decodeRecord('decide', ref, reply) };
+    case ReplyCode.notFound:
+      return { status: 'not_found' };
+    case ReplyCode.conflict:
+      return { status: 'conflict', record: decodeRecord('decide', ref, reply) };
+    case ReplyCode.consumed:
+      return { status: 'consumed', record: decodeRecord('decide', ref, reply) };
+    case ReplyCode.changed:
+      return { status: 'changed', record: decodeRecord('decide', ref, reply) };
+    case ReplyCode.denied:
+      return { status: 'denied', record: decodeRecord('decide', ref, reply) };
+    default:
+      throw new UnexpectedReplyError('decide', raw);
+  }
 }

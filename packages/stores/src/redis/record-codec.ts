@@ -7,7 +7,6 @@ import {
   type ClaimResult,
   type CompleteResult,
   claimConflicts,
-  type DecideResult,
   type IdempotencyRecord,
   type MarkIndeterminateResult,
   type RecordRef,
@@ -376,26 +375,5 @@ export function getResult(ref: RecordRef, raw: unknown): RecordRead {
       return { record: null, nowMs: integer('get', reply, 1) };
     default:
       throw new UnexpectedReplyError('get', raw);
-  }
-}
-
-/** The reply of decide-1.lua. */
-export function decideResult(ref: RecordRef, raw: unknown): DecideResult {
-  const reply = asReply('decide', raw);
-  switch (codeOf(reply)) {
-    case ReplyCode.done:
-      return { status: 'decided', record: decodeRecord('decide', ref, reply) };
-    case ReplyCode.notFound:
-      return { status: 'not_found' };
-    case ReplyCode.conflict:
-      return { status: 'conflict', record: decodeRecord('decide', ref, reply) };
-    case ReplyCode.consumed:
-      return { status: 'consumed', record: decodeRecord('decide', ref, reply) };
-    case ReplyCode.changed:
-      return { status: 'changed', record: decodeRecord('decide', ref, reply) };
-    case ReplyCode.denied:
-      return { status: 'denied', record: decodeRecord('decide', ref, reply) };
-    default:
-      throw new UnexpectedReplyError('decide', raw);
   }
 }

@@ -38,13 +38,7 @@ import { claimNatively, NOT_NATIVE } from './native-claim.js';
 import { indexNativeClaims, type NativeIndexHost } from './native-index.js';
 import { listRedis, type RedisListHost, readResolutions } from './operator-reads.js';
 import { decideOnRedis, forgetTenant } from './operator-writes.js';
-import {
-  assertNoKeyPrefix,
-  checkRedisOptions,
-  type RedisStoreOptions,
-  SWEEP_BUDGET,
-  SWEEP_EVERY,
-} from './options.js';
+import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './options.js';
 import {
   claimResult,
   completeResult,
@@ -58,6 +52,7 @@ import {
 import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';
+import { SWEEP_BUDGET, SWEEP_EVERY } from './sweep-draw.js';
 
 export type { EvictionPolicyCheck, RedisClaimPath, RedisStoreOptions } from './options.js';
 
@@ -299,23 +294,15 @@ export class RedisStore implements IdempotencyStore {
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));
   }
 
-  /** An operator's decision on one call, one script (statements/decide-1.lua). @throws StoreInputError, StoreUnavailableError */
+  /** An operator's decision on one call: statements/decide-1.lua. @throws StoreInputError, StoreUnavailableError */
   async decideApproval(
     ref: RecordRef,
     decision: ApprovalDecision,
     retentionMs: number,
   ): Promise<DecideResult> {
     checkInput.decideApproval(ref, decision, retentionMs);
-    const { key } = this.namesOf(ref);
-    return decideOnRedis(
-      this.#client,
-      this.#exchange,
-      this.#commands.decide,
-      key,
-      ref,
-      decision,
-      retentionMs,
-    );
+    const script = [this.#client, this.#exchange, this.#commands.decide] as const;
+    return decideOnRedis(...script, this.namesOf(ref).key, ref, decision, retentionMs);
   }
 
   /**
