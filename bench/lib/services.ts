@@ -121,7 +121,11 @@ const sessionCommands = new Set(['ping', 'subscribe', 'unsubscribe', 'psubscribe
  * scripts ran, only the script calls and the session commands (PING, SUBSCRIBE...) are round
  * trips; otherwise every command is. `INFO` itself (the measurement) never counts.
  */
-export function roundTripsBetween(before: Map<string, number>, after: Map<string, number>): number {
+export function roundTripsBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+  sentByName?: ReadonlyMap<string, number>,
+): number {
   const delta = new Map<string, number>();
   for (const [command, calls] of after) {
     const change = calls - (before.get(command) ?? 0);
@@ -130,7 +134,15 @@ export function roundTripsBetween(before: Map<string, number>, after: Map<string
   const scripts = [...delta].filter(([command]) => scriptCommands.has(command));
   if (scripts.length === 0) return [...delta.values()].reduce((sum, calls) => sum + calls, 0);
   const session = [...delta].filter(([command]) => sessionCommands.has(command));
-  return [...scripts, ...session].reduce((sum, [, calls]) => sum + calls, 0);
+  // Beside scripts, the top-level native commands this process sent (a native claim's SET and
+  // PEXPIRETIME): the server's count of that name also holds the scripts' inner calls, so at most
+  // what was sent is counted.
+  let native = 0;
+  for (const [command, sent] of sentByName ?? []) {
+    if (scriptCommands.has(command) || sessionCommands.has(command)) continue;
+    native += Math.min(sent, delta.get(command) ?? 0);
+  }
+  return [...scripts, ...session].reduce((sum, [, calls]) => sum + calls, native);
 }
 
 /**

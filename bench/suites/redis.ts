@@ -45,16 +45,16 @@ export async function countRedisWork(
     clientSide = sentCommands() - sentBefore;
     const namesAfter = sentByName?.();
     const after = await commandStats(client);
-    const serverSide = roundTripsBetween(before.calls, after.calls);
-    if (serverSide === clientSide) {
-      let sentInWindow: Map<string, number> | undefined;
-      if (namesBefore !== undefined && namesAfter !== undefined) {
-        sentInWindow = new Map();
-        for (const [name, count] of namesAfter) {
-          const change = count - (namesBefore.get(name) ?? 0);
-          if (change > 0) sentInWindow.set(name, change);
-        }
+    let sentInWindow: Map<string, number> | undefined;
+    if (namesBefore !== undefined && namesAfter !== undefined) {
+      sentInWindow = new Map();
+      for (const [name, count] of namesAfter) {
+        const change = count - (namesBefore.get(name) ?? 0);
+        if (change > 0) sentInWindow.set(name, change);
       }
+    }
+    const serverSide = roundTripsBetween(before.calls, after.calls, sentInWindow);
+    if (serverSide === clientSide) {
       return {
         roundTrips: serverSide,
         serverMicroseconds: serverMicrosecondsBetween(before, after, sentInWindow),
