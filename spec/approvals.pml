@@ -18,7 +18,12 @@
  *  - BAD_CONSUME_READ_THEN_WRITE: the claim reads `approved`, then writes its claim in a later
  *    step (two claims use one approval);
  *  - BAD_APPROVAL_ANY_ARGS: the claim of an approved record does not compare the fingerprint;
- *  - BAD_DENIAL_OVERRIDE: an approval overwrites a denial.
+ *  - BAD_DENIAL_OVERRIDE: an approval overwrites a denial;
+ *  - BAD_NATIVE_APPROVAL: RedisStore (Redis >= 7) sends its native claim (SET k <in-progress
+ *    record> NX PX .. GET, one step) for a claim that needs an approval too: finding no record, it
+ *    creates one in progress and the body runs unapproved. The store sends such claims to the
+ *    claim script only (redis-store.ts); a native claim that finds an approved record hands it to
+ *    the script, a later step (native-claim.ts), which consumes it as the d_step below does.
  */
 #ifndef N
 #define N 3
@@ -80,6 +85,19 @@ proctype worker(byte w) {
      :: else -> skip
      fi;
 #else
+#ifdef BAD_NATIVE_APPROVAL
+     /* The native claim, one atomic step: nothing there → created in progress (acquired); an
+      * approved or in-progress record → the claim script decides (the d_step below); any other
+      * record is judged as found (approval_required, denied, completed, conflict: no change). */
+     d_step {
+       seen = rstate;
+       if :: rstate == NONE -> rstate = INPROG; rfp = FP(w); rowner = w + 1; mine = true :: else -> skip fi
+     }
+     if
+     :: mine || (seen != APPROVED && seen != INPROG) -> goto claimed
+     :: else -> skip
+     fi;
+#endif
      d_step {   /* claim_decide with approval: 'required' (memory/claim.ts, memory/approvals.ts) */
        if
        :: rstate == NONE -> rstate = AWAITING; rfp = FP(w)         /* approval_required */
@@ -89,6 +107,9 @@ proctype worker(byte w) {
        :: else -> skip                /* approval_required, denied, busy, completed */
        fi
      }
+#endif
+#ifdef BAD_NATIVE_APPROVAL
+claimed:
 #endif
      if
      :: mine ->

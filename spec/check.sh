@@ -77,6 +77,7 @@ approvals-safety-two-args|pass|safety|quick|$APPROVALS -DTWOARGS
 bad-approval-read-then-write|fail|safety|quick|$APPROVALS -DBAD_CONSUME_READ_THEN_WRITE
 bad-approval-any-args|fail|safety|quick|$APPROVALS -DTWOARGS -DBAD_APPROVAL_ANY_ARGS
 bad-approval-denial-override|fail|safety|quick|$APPROVALS -DBAD_DENIAL_OVERRIDE
+bad-approval-native-claim|fail|safety|quick|$APPROVALS -DBAD_NATIVE_APPROVAL
 "
 
 # ---- one check: bash check.sh --one "<line>" <workdir> ----

@@ -50,6 +50,7 @@ const CAUGHT = [
   'bad-approval-read-then-write',
   'bad-approval-any-args',
   'bad-approval-denial-override',
+  'bad-approval-native-claim',
 ];
 
 function runCheck(): Promise<{ code: number | null; output: string }> {

@@ -18,8 +18,11 @@ import type { Cluster, Redis } from 'ioredis';
 import type { RedisExchange } from './backend.js';
 import { claimResult, ReplyCode } from './record-codec.js';
 
-/** `in_progress` as the first value of a record string: a MessagePack fixstr of 11 bytes. */
-const IN_PROGRESS = Buffer.from([0xab, ...Buffer.from('in_progress', 'latin1')]);
+/** A state as the first value of a record string: a MessagePack fixstr (every state is under 32 bytes). */
+const stateHead = (state: string) => Buffer.from([0xa0 + state.length, ...Buffer.from(state, 'latin1')]);
+const IN_PROGRESS = stateHead('in_progress');
+/** An approval not yet used: only claim-1.lua consumes it, in the step that reads it. */
+const APPROVED = stateHead('approved');
 
 /** MessagePack of the values Lua's cmsgpack reads back as the same values: nil, whole numbers >= 0, strings. */
 function packValues(values: readonly (string | number | undefined)[]): Buffer {
@@ -107,8 +110,11 @@ export function lacksNativeCommands(error: unknown): boolean {
 
 /**
  * Claims natively. Returns the claim's answer when the native command decided it (acquired, or a
- * settled record judged), undefined when the key holds a record in progress (then only the claim
- * script may decide), or NOT_NATIVE when the server lacks the commands (nothing was written).
+ * settled record judged, awaiting_approval and denied included), undefined when the key holds a
+ * record in progress or an approval not yet used (then only the claim script may decide), or
+ * NOT_NATIVE when the server lacks the commands (nothing was written). Never called for a claim
+ * with `approval: 'required'`: a `SET NX` that finds nothing would create an in-progress record
+ * without an approval, so such claims go to the script (RedisStore.claim).
  * @throws StoreUnavailableError, StoreConfigurationError (as every exchange)
  */
 export async function claimNatively(
@@ -144,5 +150,6 @@ export async function claimNatively(
     };
   }
   if (previous.subarray(0, IN_PROGRESS.length).equals(IN_PROGRESS)) return undefined;
+  if (previous.subarray(0, APPROVED.length).equals(APPROVED)) return undefined;
   return exchange.decode('claim', () => claimResult(ref, [ReplyCode.settledString, 0, previous], options));
 }

@@ -70,6 +70,9 @@ function scriptArguments(options: ListOptions): (string | number)[] {
   if (states.has('abandoned')) letters += 'a';
   if (states.has('completed')) letters += 'c';
   if (states.has('in_progress') || states.has('lease_expired')) letters += 'p';
+  if (states.has('awaiting_approval')) letters += 'w';
+  if (states.has('approved')) letters += 'y';
+  if (states.has('denied')) letters += 'n';
   return [
     options.order ?? 'oldest',
     options.limit,

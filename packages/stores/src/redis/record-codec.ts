@@ -1,17 +1,20 @@
 // The ONE place where the replies of the Lua scripts (statements/*.lua) become results. Every script
 // replies `{ code, nowMs, ...payload }`; the codes are listed in each script's header.
-import type {
-  ClaimOptions,
-  ClaimResult,
-  CompleteResult,
-  IdempotencyRecord,
-  MarkIndeterminateResult,
-  RecordRef,
-  RecordState,
-  ReleaseResult,
-  RenewResult,
-  ResolutionEntry,
-  ResolveResult,
+import {
+  type ApprovalEntry,
+  approvalClaimDecision,
+  type ClaimOptions,
+  type ClaimResult,
+  type CompleteResult,
+  claimConflicts,
+  type IdempotencyRecord,
+  type MarkIndeterminateResult,
+  type RecordRef,
+  type RecordState,
+  type ReleaseResult,
+  type RenewResult,
+  type ResolutionEntry,
+  type ResolveResult,
 } from '@toolfence/core/store';
 import { recordReplyOfString } from './record-unpack.js';
 
@@ -37,6 +40,12 @@ export const ReplyCode = {
   holderAlive: 17,
   /** claim: the record is settled; the reply carries its string, which the client judges. */
   settledString: 20,
+  /** claim: awaiting_approval written now; the reply carries it. */
+  approvalRequired: 21,
+  /** decideApproval: the key was claimed, the decision changes nothing. */
+  consumed: 22,
+  /** decideApproval: an approval found a denial, which stands. */
+  denied: 23,
 } as const;
 
 /** A reply no script sends: a version mismatch or a broken script. Becomes StoreUnavailableError. */
@@ -54,6 +63,9 @@ const recordStates: ReadonlySet<string> = new Set<RecordState>([
   'completed',
   'indeterminate',
   'abandoned',
+  'awaiting_approval',
+  'approved',
+  'denied',
 ]);
 
 export function asReply(script: string, reply: unknown): Reply {
@@ -96,11 +108,13 @@ export function replyNowMs(script: string, reply: unknown): number {
  * Decodes the record carried at reply[2..] (see `recordReply` in statements/includes/01-record.lua):
  * 13 elements, then runId, callId, description, claimedAtMs, updatedAtMs (18),
  * then a resolution entry's 12 fields when an operator resolved it, then retentionMs and the
- * codec (20 or 32).
+ * codec (20 or 32), then an approval entry's 4 fields when the record has one (24 or 36).
  */
-export function decodeRecord(script: string, ref: RecordRef, reply: Reply): IdempotencyRecord {
+export function decodeRecord(script: string, ref: RecordRef, whole: Reply): IdempotencyRecord {
+  const withApproval = whole.length === 24 || whole.length === 36;
+  const reply = withApproval ? whole.slice(0, whole.length - 4) : whole;
   if (reply.length !== 13 && reply.length !== 20 && reply.length !== 32) {
-    throw new UnexpectedReplyError(script, reply);
+    throw new UnexpectedReplyError(script, whole);
   }
   const state = text(script, reply, 2);
   if (!recordStates.has(state)) throw new UnexpectedReplyError(script, reply);
@@ -122,6 +136,31 @@ export function decodeRecord(script: string, ref: RecordRef, reply: Reply): Idem
       ? {}
       : { error: { type: errorType, message: reply[12] === null ? '' : text(script, reply, 12) } }),
     ...operatorFields(script, ref, reply),
+    ...(withApproval ? { approval: decodeApproval(script, whole.slice(whole.length - 4), whole) } : {}),
+  };
+}
+
+/** An approval entry: approved (1|0), by, reason, atMs (each absent one nil), as decide-1.lua packs it. */
+function decodeApproval(script: string, entry: Reply, whole: Reply): ApprovalEntry {
+  const field = (index: number) => {
+    const value = entry[index];
+    if (value === null || value === undefined) return undefined;
+    if (typeof value === 'string') return value;
+    if (Buffer.isBuffer(value)) return value.toString('utf8');
+    throw new UnexpectedReplyError(script, whole);
+  };
+  const approved = Number(entry[0]);
+  const atMs = Number(entry[3]);
+  if ((approved !== 0 && approved !== 1) || !Number.isSafeInteger(atMs)) {
+    throw new UnexpectedReplyError(script, whole);
+  }
+  const by = field(1);
+  const reason = field(2);
+  return {
+    approved: approved === 1,
+    ...(by === undefined ? {} : { by }),
+    ...(reason === undefined ? {} : { reason }),
+    atMs,
   };
 }
 
@@ -191,21 +230,23 @@ export function decodeEntry(script: string, ref: RecordRef, entry: Reply, whole:
 }
 
 /** What a claim's reply is judged by when it carries a settled record's string. */
-export type ClaimCheck = Pick<ClaimOptions, 'tool' | 'fingerprint' | 'checkFingerprint'>;
+export type ClaimCheck = Pick<ClaimOptions, 'tool' | 'fingerprint' | 'checkFingerprint' | 'approval'>;
 
 /**
  * A settled record as the claim found it (`{ 20, 0, <record string> }`): another tool, or
- * another fingerprint when checked, is a conflict; else its state answers, as claim-1.lua
- * judged it before it replied the string instead.
+ * another fingerprint when checked (always, when an approval binds it: `claimConflicts`), is a
+ * conflict; else its state answers, as claim-1.lua judged it before it replied the string
+ * instead. Awaiting or denied: `approval_required` / `denied` (nothing was written). An approved
+ * record never comes here: only claim-1.lua consumes it.
  */
 function settledClaimResult(ref: RecordRef, raw: unknown, reply: Reply, check: ClaimCheck): ClaimResult {
   const bytes = reply[2];
   const fields = Buffer.isBuffer(bytes) ? recordReplyOfString(ReplyCode.settledString, bytes) : undefined;
   if (fields === undefined) throw new UnexpectedReplyError('claim', raw);
   const record = decodeRecord('claim', ref, fields);
-  if (record.tool !== check.tool || (check.checkFingerprint && record.fingerprint !== check.fingerprint)) {
-    return { status: 'conflict', record };
-  }
+  if (claimConflicts(record, check)) return { status: 'conflict', record };
+  const approval = approvalClaimDecision(record);
+  if (approval === 'approval_required' || approval === 'denied') return { status: approval, record };
   switch (record.state) {
     case 'completed':
       return { status: 'completed', record };
@@ -242,6 +283,8 @@ export function claimResult(ref: RecordRef, raw: unknown, check?: ClaimCheck): C
       return { status: 'abandoned', record: decodeRecord('claim', ref, reply) };
     case ReplyCode.conflict:
       return { status: 'conflict', record: decodeRecord('claim', ref, reply) };
+    case ReplyCode.approvalRequired:
+      return { status: 'approval_required', record: decodeRecord('claim', ref, reply) };
     default:
       throw new UnexpectedReplyError('claim', raw);
   }

@@ -125,7 +125,7 @@ class MalformedRecord extends Error {}
  * `code` and nowMs 0, readRecord's caps included: { code, 0, state, fence, attempt, owner,
  * leaseExpiresAtMs, expiresAtMs, tool, fingerprint, outcome, errorType, errorMessage, runId,
  * callId, description, claimedAtMs, updatedAtMs[, the 12 fields of a resolution], retentionMs,
- * codec }; undefined when the string is not a record.
+ * codec[, the 4 fields of an approval entry] }; undefined when the string is not a record.
  */
 export function recordReplyOfString(code: number, bytes: Buffer): unknown[] | undefined {
   const fields = unpackSequence(bytes);
@@ -163,5 +163,11 @@ export function recordReplyOfString(code: number, bytes: Buffer): unknown[] | un
   }
   reply.push(capped(6, MAX_RETENTION_MS)); // retentionMs
   reply.push(at(19)); // codec
+  const approval = at(22);
+  if (approval !== null) {
+    const entry = Buffer.isBuffer(approval) ? unpackSequence(approval) : undefined;
+    if (entry === undefined) return undefined;
+    for (let index = 0; index < 4; index++) reply.push(entry[index] ?? null);
+  }
   return reply;
 }

@@ -1,4 +1,5 @@
 import {
+  type ApprovalDecision,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
@@ -8,6 +9,7 @@ import {
   checkRetentionMs,
   checkTenant,
   checkWaitOptions,
+  type DecideResult,
   type Holder,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -35,7 +37,7 @@ import { type RecordNames, recordNames, tenantNames } from './names.js';
 import { claimNatively, NOT_NATIVE } from './native-claim.js';
 import { indexNativeClaims, type NativeIndexHost } from './native-index.js';
 import { listRedis, type RedisListHost, readResolutions } from './operator-reads.js';
-import { forgetTenant } from './operator-writes.js';
+import { decideOnRedis, forgetTenant } from './operator-writes.js';
 import { assertNoKeyPrefix, checkRedisOptions, type RedisStoreOptions } from './options.js';
 import {
   claimResult,
@@ -50,26 +52,15 @@ import {
 import { defineScriptCommands, type ScriptCommand, type ScriptCommands } from './script-commands.js';
 import { SettleSubscriber } from './settle-signal.js';
 import { waitForSettle } from './settle-wait.js';
+import { SWEEP_BUDGET, SWEEP_EVERY } from './sweep-draw.js';
 
 export type { EvictionPolicyCheck, RedisClaimPath, RedisStoreOptions } from './options.js';
 
 /**
- * The expired-entry sweep of a tenant's expiry index runs on a claim drawn at random with
- * probability 1/SWEEP_EVERY and drops up to SWEEP_BUDGET entries, when that claim makes a new
- * record: 4 entries per claim on average, as many as claims create, off the path of the other 15
- * (claim-1.lua). Drawn per claim, not counted: a count picks the claim at one position
- * of every 16, so a workload with a period dividing 16 (16 tenants claimed in turn, or each key
- * claimed twice: new, then a repeat that never sweeps) swept one tenant, or none, and left every
- * other tenant's entries for ever (test/stores/redis-store.test.ts, "16 tenants claimed in turn").
- */
-const SWEEP_EVERY = 16;
-const SWEEP_BUDGET = 64;
-
-/**
  * An {@link IdempotencyStore} on Redis (>= 6.2) or Redis Cluster, over ioredis.
  *
- * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve) is
- *   one Lua script; deadlines come from the Redis server's clock (`TIME`), never the worker's.
+ * - Every ownership decision (claim, renew, complete, release, markIndeterminate, resolve,
+ *   decideApproval) is one Lua script; deadlines come from the Redis server's clock (`TIME`), never the worker's.
  * - A record is one Redis string (MessagePack) under `<prefix>:v2:r:{<tenant digest>}:<key>`; the
  *   hash tag (one per tenant) keeps each script, with the tenant's listing indexes, on one Cluster
  *   slot. Retention is the key's expiry (`PXAT`).
@@ -173,7 +164,8 @@ export class RedisStore implements IdempotencyStore {
     checkInput.claim(ref, options);
     const names = this.namesOf(ref);
     if (!this.#eviction.passed) await this.#eviction.check('claim');
-    if (this.#native !== false) {
+    // A claim that needs an approval is the script's: it writes awaiting_approval when nothing is there.
+    if (this.#native !== false && options.approval !== 'required') {
       const answered = await claimNatively(this.#exchange, this.#client, names.key, ref, options);
       this.#native = answered !== NOT_NATIVE;
       // A record in progress: only the claim script judges its lease (by the Redis clock).
@@ -199,6 +191,7 @@ export class RedisStore implements IdempotencyStore {
         // Natively, new records are made without the script: the complete sweeps instead.
         !native && Math.random() * SWEEP_EVERY < 1 ? SWEEP_BUDGET : 0,
         options.codec ?? '', // the guard's codec, kept with a new record
+        options.approval === 'required' ? '1' : '0',
       ),
     );
     return this.#exchange.decode('claim', () => claimResult(ref, reply, options));
@@ -299,6 +292,17 @@ export class RedisStore implements IdempotencyStore {
       ),
     );
     return this.#exchange.decode('resolve', () => resolveResult(ref, reply));
+  }
+
+  /** An operator's decision on one call: statements/decide-1.lua. @throws StoreInputError, StoreUnavailableError */
+  async decideApproval(
+    ref: RecordRef,
+    decision: ApprovalDecision,
+    retentionMs: number,
+  ): Promise<DecideResult> {
+    checkInput.decideApproval(ref, decision, retentionMs);
+    const script = [this.#client, this.#exchange, this.#commands.decide] as const;
+    return decideOnRedis(...script, this.namesOf(ref).key, ref, decision, retentionMs);
   }
 
   /**

@@ -38,6 +38,7 @@ const scriptFiles = {
   resolutions: 'resolutions-1.lua',
   forget: 'forget-2.lua',
   indexClaims: 'index-claims-1.lua',
+  decide: 'decide-1.lua',
 } as const;
 
 /** An operation that has a script. */

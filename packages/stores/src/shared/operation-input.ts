@@ -34,4 +34,9 @@ export const checkInput = {
     input.checkRecordedError(error);
     input.checkRetentionMs(retentionMs);
   },
+  decideApproval(ref: input.RecordRef, decision: input.ApprovalDecision, retentionMs: number): void {
+    input.checkRecordRef(ref);
+    input.checkApprovalDecision(decision);
+    input.checkRetentionMs(retentionMs);
+  },
 };

@@ -20,12 +20,17 @@
              entries of the tenant's expiry index whose record passed its retention ('0': none;
              the store asks for 64 on one claim in 16, so the sweep is off most claims' path)
     ARGV[15] codec: the name of the guard's codec ('' when absent), kept with a new record
+    ARGV[16] approval: '1' when the call needs an operator's approval (ClaimOptions.approval
+             'required'): no live record → awaiting_approval is written, and the fingerprint is
+             always compared
 
   Output:
     { 1, nowMs, fence, attempt, leaseExpiresAtMs, takeover (0|1) }  acquired (also for a resent
                                                                      claim of the current attempt)
-    { 20, 0, <record string> }  found settled (completed, indeterminate, abandoned): the record
+    { 20, 0, <record string> }  found settled (completed, indeterminate, abandoned) or before its
+                                claim and not approved (awaiting_approval, denied): the record
                                 as stored, judged by the client (a conflict, or its state)
+    { 21, nowMs, <record> }  approval_required: awaiting_approval written now (no live record)
     { 3, nowMs, <record> }  busy (live lease held by another attempt)
     { 4, nowMs, <record> }  indeterminate (marked so now: expired at-most-once lease)
     { 5, nowMs, <record> }  abandoned (marked so now: maxAttempts lost)
@@ -38,6 +43,11 @@
   record found settled, or a conflict, is answered as found, with 0 for nowMs. A settled record
   needs no clock to be live: Redis expires it at its retention deadline. Code 2 (completed) is
   no longer sent: a found record comes as code 20.
+
+  An `approved` record (decide-1.lua) is consumed HERE, in the step that read it: of any number of
+  claims racing on one approval, the first script makes it this claim's in_progress life (fence 1,
+  attempt 1, the approval entry kept) and every later one finds that record (busy, a repeat). The
+  native claim never decides on it: it hands such a record to this script (native-claim.ts).
 ]]
 local key = KEYS[1]
 local tool = ARGV[1]
@@ -50,6 +60,7 @@ local maxAttempts = tonumber(ARGV[7])
 local checkFingerprint = ARGV[8] == '1'
 local channel = ARGV[9]
 local tenant = ARGV[10]
+local approvalRequired = ARGV[16] == '1'
 
 checkDuration('leaseMs', leaseMs, MAX_LEASE_MS)
 checkDuration('retentionMs', retentionMs, MAX_RETENTION_MS)
@@ -59,11 +70,14 @@ local raw = redis.call('GET', key)
 
 -- A record found settled is answered as it is stored (a repeat): the client decodes it and judges
 -- a conflict (codes.ts, settledClaimResult), so nothing below runs and nothing is unpacked here.
-if raw and recordState(raw) ~= 'in_progress' then
+local foundState = raw and recordState(raw)
+if raw and foundState ~= 'in_progress' and foundState ~= 'approved' then
   return { 20, 0, raw }
 end
 local record = raw and decodeRecord(raw, key)
-if record and (record.tool ~= tool or (checkFingerprint and record.fingerprint ~= fingerprint)) then
+-- An approval binds the arguments, whatever checkFingerprint says.
+local bindsArguments = checkFingerprint or approvalRequired or foundState == 'approved'
+if record and (record.tool ~= tool or (bindsArguments and record.fingerprint ~= fingerprint)) then
   return recordReply(6, 0, record)
 end
 
@@ -72,6 +86,35 @@ end
 local function given(value) if value == nil or value == '' then return nil end return value end
 local callInfo = { runId = given(ARGV[11]), callId = given(ARGV[12]), description = given(ARGV[13]) }
 local sweepBudget = math.floor(math.min(tonumber(ARGV[14]) or 0, 1000))
+
+if not record and approvalRequired then
+  -- Nothing runs: the request waits for an operator's decision (fence 0: no attempt yet).
+  local now = nowMs()
+  local asked = {
+    state = 'awaiting_approval', fence = 0, attempt = 0, owner = owner,
+    leaseExpiresAtMs = 0, expiresAtMs = now + retentionMs, retentionMs = retentionMs,
+    tool = tool, fingerprint = fingerprint,
+    runId = callInfo.runId, callId = callInfo.callId, description = callInfo.description,
+    codec = given(ARGV[15]), updatedAtMs = now,
+  }
+  writeRecord(key, asked, tenant)
+  return recordReply(21, now, asked)
+end
+
+if record and record.state == 'approved' then
+  -- Consumed in this step: the record becomes this claim's life, the approval entry kept.
+  local now = nowMs()
+  record.state = 'in_progress'
+  record.fence, record.attempt, record.owner = 1, 1, owner
+  record.retentionMs = retentionMs
+  record.runId, record.callId, record.description = callInfo.runId, callInfo.callId, callInfo.description
+  record.codec = given(ARGV[15])
+  record.claimedAtMs, record.updatedAtMs = now, now
+  record.leaseExpiresAtMs = now + leaseMs
+  record.expiresAtMs = record.leaseExpiresAtMs + retentionMs
+  writeRecord(key, record)
+  return { 1, now, 1, 1, record.leaseExpiresAtMs, 0 }
+end
 
 if not record then
   local now = nowMs()

@@ -13,7 +13,8 @@
     ARGV[1] order: 'oldest' or 'newest'
     ARGV[2] limit (records in the page)
     ARGV[3] index entries the page examines at most (its scan budget)
-    ARGV[4] state letters: any of 'i' indeterminate, 'a' abandoned, 'c' completed, 'p' in progress
+    ARGV[4] state letters: any of 'i' indeterminate, 'a' abandoned, 'c' completed, 'p' in progress,
+            'w' awaiting_approval, 'y' approved, 'n' denied
     ARGV[5] which in-progress records: 'all', 'expired' (lease past by the Redis clock)
     ARGV[6] tool ('' for any)
     ARGV[7] olderThanMs ('' for none)
@@ -54,7 +55,10 @@ for _, member in ipairs(legacy) do
 end
 if #legacy == LEGACY_BATCH then return { 18, now } end
 
-local stateOfLetter = { i = 'indeterminate', a = 'abandoned', c = 'completed', p = 'in_progress' }
+local stateOfLetter = {
+  i = 'indeterminate', a = 'abandoned', c = 'completed', p = 'in_progress',
+  w = 'awaiting_approval', y = 'approved', n = 'denied',
+}
 local wanted = {}
 -- States whose effect is unknown only: their own index, not every record's.
 local attentionOnly = true

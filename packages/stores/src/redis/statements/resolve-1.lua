@@ -50,7 +50,8 @@ end
 if expectFence ~= '' and (record.fence ~= tonumber(expectFence) or record.owner ~= expectOwner) then
   return recordReply(16, now, record)
 end
-if record.state == 'completed' then
+-- A record before its claim is decided with decide-1.lua, never resolved.
+if record.state == 'completed' or APPROVAL_STATES[record.state] then
   return recordReply(14, now, record)
 end
 -- A holder whose lease is live may still take effect: never settled unasked.

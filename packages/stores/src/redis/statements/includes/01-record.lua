@@ -11,8 +11,11 @@
     tool, fingerprint, outcome, errorType, errorMessage,
     runId, callId, description, claimedAtMs, updatedAtMs, resolution (a packed entry, see
     resolve-1.lua), waited (true while an in-progress record has a waiter, see watch-1.lua),
-    codec
-  (absent values are MessagePack nil). A record the store claimed natively (Redis >= 7: `SET k
+    codec, then (only on a record of a call that needed an approval: two nils where a native
+    claim's leaseMs and tenant go) the operator's approval entry, itself a packed string of
+    approved (1 or 0), by, reason, atMs (see decide-1.lua)
+  (absent values are MessagePack nil). A record before its claim (awaiting_approval, approved,
+  denied) has fence 0 and attempt 0, so no holder's write (fence >= 1) matches it. A record the store claimed natively (Redis >= 7: `SET k
   <record> NX PX <lease + retention> GET`, no script, so no clock in the value) has no
   leaseExpiresAtMs, expiresAtMs, claimedAtMs or updatedAtMs, and two more values: leaseMs and the
   tenant. Its deadlines are its key's expiry (PEXPIRETIME) and that minus its retention, and it
@@ -130,6 +133,9 @@ end
 -- rare paths (markIndeterminate, a lapsed lease, resolve) write it.
 local ATTENTION_STATES = { indeterminate = true, abandoned = true }
 
+-- The states of a life before its claim, for a call that needs an approval (decide-1.lua).
+local APPROVAL_STATES = { awaiting_approval = true, approved = true, denied = true }
+
 -- Keeps the attention index until `deadlineMs` plus a slack, as keepIndexesUntil does.
 local function keepAttentionUntil(attentionKey, deadlineMs, slackMs)
   local ttl = redis.call('PTTL', attentionKey)
@@ -192,7 +198,7 @@ end
 local function decodeRecord(raw, key)
   local state, fence, attempt, owner, leaseExpiresAtMs, expiresAtMs, retentionMs, tool, fingerprint,
     outcome, errorType, errorMessage, runId, callId, description, claimedAtMs, updatedAtMs,
-    resolution, waited, codec, leaseMs, tenant = cmsgpack.unpack(raw)
+    resolution, waited, codec, leaseMs, tenant, approval = cmsgpack.unpack(raw)
   local unindexedTenant = nil
   if leaseExpiresAtMs == nil then
     -- Claimed natively: the key expires at lease + retention after the claim, by the Redis clock,
@@ -221,7 +227,7 @@ local function decodeRecord(raw, key)
     outcome = outcome, errorType = errorType, errorMessage = errorMessage,
     runId = runId, callId = callId, description = description,
     claimedAtMs = claimedAtMs, updatedAtMs = updatedAtMs, resolution = resolution, waited = waited,
-    codec = codec,
+    codec = codec, approval = approval,
     -- The scores its index entries were written with (a write moves only what changed; a
     -- read-only repeat pays nothing for the index). A natively claimed record has none.
     indexedState = unindexedTenant == nil and state or nil,
@@ -251,6 +257,14 @@ local function packRecord(record)
       record.description, nil, nil, record.resolution, record.waited,
       record.codec, record.leaseMs, record.unindexedTenant)
   end
+  if record.approval ~= nil then
+    -- The two nils: a native claim's leaseMs and tenant (such a record never had an approval).
+    return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
+      record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
+      record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
+      record.description, record.claimedAtMs, record.updatedAtMs, record.resolution, record.waited,
+      record.codec, nil, nil, record.approval)
+  end
   return cmsgpack.pack(record.state, record.fence, record.attempt, record.owner,
     record.leaseExpiresAtMs, record.expiresAtMs, record.retentionMs, record.tool, record.fingerprint,
     record.outcome, record.errorType, record.errorMessage, record.runId, record.callId,
@@ -275,7 +289,8 @@ end
 -- `false` becomes a nil reply; a Lua nil would cut the array short.
 -- Then runId, callId, description, claimedAtMs, updatedAtMs (each false when absent) and, for a
 -- record an operator resolved, the 12 fields of its resolution entry (as resolve-1.lua packs them),
--- then retentionMs and the codec (false when absent).
+-- then retentionMs and the codec (false when absent) and, for a record with an operator's approval
+-- entry, its 4 fields: approved (1|0), by|false, reason|false, atMs.
 local function recordReply(code, now, record)
   local reply = {
     code, now, record.state, record.fence, record.attempt, record.owner, record.leaseExpiresAtMs,
@@ -293,6 +308,13 @@ local function recordReply(code, now, record)
   -- Last: the retention the call was claimed with (an operator's resolution keeps it).
   reply[#reply + 1] = record.retentionMs
   reply[#reply + 1] = record.codec or false
+  if record.approval then
+    local approved, by, reason, atMs = cmsgpack.unpack(record.approval)
+    reply[#reply + 1] = approved
+    reply[#reply + 1] = by or false
+    reply[#reply + 1] = reason or false
+    reply[#reply + 1] = atMs
+  end
   return reply
 end
 
