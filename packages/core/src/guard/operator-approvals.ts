@@ -58,9 +58,18 @@ function decisionOf(
     fingerprint: call.fingerprint,
     ...(options.by === undefined ? {} : { by: options.by }),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
-    ...(options.expect === undefined ? {} : { expect: { owner: options.expect.owner } }),
+    ...(options.expect === undefined ? {} : { expect: expectOf(options.expect) }),
     ...operatorFields,
   };
+}
+
+/**
+ * The request expected, copied field by field; a value that is no object (a JavaScript caller's
+ * `null`, a bare owner string) goes to the store as given, whose input check refuses it with a
+ * StoreInputError instead of this code failing on it with a TypeError.
+ */
+function expectOf(expect: ApprovalOptions['expect']): ApprovalDecision['expect'] {
+  return typeof expect === 'object' && expect !== null ? { owner: expect.owner } : expect;
 }
 
 /**
