@@ -1,7 +1,8 @@
 // Approvals under attack and under an operator's stale view: races through two guards sharing a
-// store, bad input to approve / deny / decide.
+// store, key-secret rotation, bad input to approve / deny / decide.
 import { describe, expect, it } from 'vitest';
-import type { ApprovalRequiredError } from '../errors/approval-required-error.js';
+import { ApprovalDeniedError } from '../errors/approval-denied-error.js';
+import { ApprovalRequiredError } from '../errors/approval-required-error.js';
 import { StoreInputError } from '../errors/store-input-error.js';
 import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
@@ -9,6 +10,8 @@ import { Guard } from './guard.js';
 import { call, rejection } from './guard.test-support.js';
 
 const needsApproval: IdempotencyPolicy = { kind: Idempotency.EFFECTFUL, approval: 'required' };
+const OLD_SECRET = 'o'.repeat(32);
+const NEW_SECRET = 'n'.repeat(32);
 const refund = (args: Record<string, unknown> = { orderId: 'A-1', amount: 30 }) => call(args, needsApproval);
 
 describe('guard: approvals under attack', () => {
@@ -41,6 +44,60 @@ describe('guard: approvals under attack', () => {
       if (runs === 1) expect(record?.state).toBe('completed');
       else expect(['denied', 'awaiting_approval', 'approved']).toContain(record?.state);
     }
+  });
+
+  it('after a key-secret rotation, an approval made through the rotated guard runs the call once', async () => {
+    const store = new MemoryStore();
+    const before = new Guard({ store, tenant: 'acme', keySecret: OLD_SECRET });
+    const rotated = new Guard({ store, tenant: 'acme', keySecret: [NEW_SECRET, OLD_SECRET] });
+    // The call asked before the rotation; the operator approves it through the rotated guard.
+    const asked = await rejection(before.run(refund(), async () => 'never'));
+    expect(ApprovalRequiredError.isInstance(asked)).toBe(true);
+    expect((await rotated.approve(refund(), { by: 'ops' })).status).toBe('decided');
+    let runs = 0;
+    const resumed = await rotated.run(refund(), async () => {
+      runs += 1;
+      return 'refunded';
+    });
+    expect(resumed).toBe('refunded');
+    expect(runs).toBe(1);
+    expect(await rotated.run(refund(), async () => 'again')).toBe('refunded');
+    expect(runs).toBe(1);
+  });
+
+  it('after a key-secret rotation, the old request decided from the list runs once; a run or denial before it stands', async () => {
+    const store = new MemoryStore();
+    const before = new Guard({ store, tenant: 'acme', keySecret: OLD_SECRET });
+    const rotated = new Guard({ store, tenant: 'acme', keySecret: [NEW_SECRET, OLD_SECRET] });
+    const body = (value: string, count: { runs: number }) => async () => {
+      count.runs += 1;
+      return value;
+    };
+    // Decided from the list (the record under the old key), used by the rotated guard.
+    const listed = { runs: 0 };
+    await rejection(before.run(refund({ orderId: 'L-1' }), body('never', listed)));
+    const [request] = (await rotated.approvals()).records;
+    expect(request).toBeDefined();
+    if (request === undefined) return;
+    expect((await rotated.decide(request, true, { by: 'ops' })).status).toBe('decided');
+    expect(await rotated.run(refund({ orderId: 'L-1' }), body('listed', listed))).toBe('listed');
+    expect(await rotated.run(refund({ orderId: 'L-1' }), body('again', listed))).toBe('listed');
+    expect(listed.runs).toBe(1);
+    // Ran before the rotation: a new approval through the rotated guard authorises no second run.
+    const ran = { runs: 0 };
+    await before.approve(refund({ orderId: 'R-1' }));
+    expect(await before.run(refund({ orderId: 'R-1' }), body('first', ran))).toBe('first');
+    expect((await rotated.approve(refund({ orderId: 'R-1' }))).status).toBe('consumed');
+    expect(await rotated.run(refund({ orderId: 'R-1' }), body('second', ran))).toBe('first');
+    expect(ran.runs).toBe(1);
+    // Denied before the rotation: the rotated guard's run is denied, and so is its approval.
+    const denied = { runs: 0 };
+    await rejection(before.run(refund({ orderId: 'D-1' }), body('never', denied)));
+    await before.deny(refund({ orderId: 'D-1' }));
+    expect((await rotated.approve(refund({ orderId: 'D-1' }))).status).toBe('denied');
+    const stop = await rejection(rotated.run(refund({ orderId: 'D-1' }), body('never', denied)));
+    expect(ApprovalDeniedError.isInstance(stop)).toBe(true);
+    expect(denied.runs).toBe(0);
   });
 
   it('bad options to approve and deny are StoreInputError, never a TypeError from inside the guard', async () => {

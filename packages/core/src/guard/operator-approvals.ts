@@ -15,6 +15,7 @@ import { untraced } from '../telemetry/traced-store.js';
 import type { CallState } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 import { listRecords } from './operator.js';
+import { decisionLife } from './previous-secret.js';
 
 /** Options of `guard.approve` and `guard.deny`. */
 export interface ApprovalOptions {
@@ -108,13 +109,15 @@ async function decide(
 }
 
 /** A decision on the call of `state` (its key and fingerprint as `guard.run` claims them). */
-export function decideCall(
+export async function decideCall(
   runtime: GuardRuntime,
-  state: CallState,
+  called: CallState,
   policy: ResolvedPolicy,
   approved: boolean,
   options: ApprovalOptions,
 ): Promise<DecideResult> {
+  // During a key-secret rotation the request may live under the previous key.
+  const state = await decisionLife(runtime, called);
   const fields = {
     ...(state.runId === undefined ? {} : { runId: state.runId }),
     ...(state.call.callId === undefined ? {} : { callId: state.call.callId }),
