@@ -100,6 +100,29 @@ describe('guard: approvals under attack', () => {
     expect(denied.runs).toBe(0);
   });
 
+  it('a listed approval made ahead of its call (no request owner) can be revoked through guard.decide, once', async () => {
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    await guard.approve(refund(), { by: 'ops' });
+    const [ahead] = (await guard.approvals({ states: ['approved'] })).records;
+    expect(ahead?.owner).toBe('');
+    if (ahead === undefined) return;
+    const revoked = await guard.decide(ahead, false, { by: 'ops', reason: 'wrong order' });
+    expect(revoked.status).toBe('decided');
+    expect(ApprovalDeniedError.isInstance(await rejection(guard.run(refund(), async () => 'never')))).toBe(
+      true,
+    );
+    // Used since it was listed: a revoke from the stale view answers consumed, and an approval from
+    // it is refused by the store's input check (no request owner), never a new approval.
+    const used = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    await used.approve(refund({ orderId: 'U-1' }));
+    const [listed] = (await used.approvals({ states: ['approved'] })).records;
+    if (listed === undefined) throw new Error('expected the approval listed');
+    expect(await used.run(refund({ orderId: 'U-1' }), async () => 'ran')).toBe('ran');
+    expect((await used.decide(listed, false)).status).toBe('consumed');
+    expect(StoreInputError.isInstance(await rejection(used.decide(listed, true)))).toBe(true);
+    expect((await used.inspect(listed.key))?.state).toBe('completed');
+  });
+
   it('bad options to approve and deny are StoreInputError, never a TypeError from inside the guard', async () => {
     const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
     const cases: unknown[] = [

@@ -278,7 +278,9 @@ export class Guard {
 
   /**
    * Operator: decide on a request listed by {@link Guard.approvals} (a console or CLI that has the
-   * record, not the call): only that request (its `owner`) is decided.
+   * record, not the call): only that request (its `owner`) is decided. A record approved ahead of
+   * its call has no owner (`''`): denying it revokes the approval (bound by tool and fingerprint;
+   * `consumed` once used); approving it again is a StoreInputError.
    * @throws StoreConfigurationError, StoreInputError, StoreUnavailableError
    */
   async decide(

@@ -133,7 +133,13 @@ export async function decideCall(
   return decide(runtime, state.ref, decision, options.retentionMs ?? policy.retentionMs);
 }
 
-/** A decision on a listed request (its own `owner` expected unless the options give one). */
+/**
+ * A decision on a listed request (its own `owner` expected unless the options give one). A record
+ * decided ahead of its call has no owner (`''`, which no `expect` may name): a denial of it (a
+ * revoke) is bound by tool and fingerprint only, and answers `consumed` once the call was claimed;
+ * an approval of it keeps the expectation, so a stale view can never approve anew a call that used
+ * its approval and whose record has since expired.
+ */
 export function decideRequest(
   runtime: GuardRuntime,
   request: ApprovalRequest,
@@ -141,8 +147,9 @@ export function decideRequest(
   options: ApprovalOptions,
   fallbackRetentionMs: number,
 ): Promise<DecideResult> {
-  const expect = options.expect ?? { owner: request.owner };
-  const decision = decisionOf(approved, request, { ...options, expect }, {});
+  const unowned = options.expect === undefined && request.owner === '' && !approved;
+  const expect = options.expect ?? (unowned ? undefined : { owner: request.owner });
+  const decision = decisionOf(approved, request, expect === undefined ? options : { ...options, expect }, {});
   const ref = { tenant: request.tenant, key: request.key };
   return decide(runtime, ref, decision, options.retentionMs ?? fallbackRetentionMs);
 }
