@@ -123,6 +123,25 @@ describe('guard: approvals under attack', () => {
     expect((await used.inspect(listed.key))?.state).toBe('completed');
   });
 
+  it('resolve and release of a record waiting for, or holding, a decision answer not_resolvable, nothing written', async () => {
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    await rejection(guard.run(refund({ orderId: 'W-1' }), async () => 'never'));
+    await guard.approve(refund({ orderId: 'A-1' }));
+    await rejection(guard.run(refund({ orderId: 'D-1' }), async () => 'never'));
+    await guard.deny(refund({ orderId: 'D-1' }));
+    const states = ['awaiting_approval', 'approved', 'denied'] as const;
+    const before = (await guard.approvals({ states: [...states] })).records;
+    expect(before.map((record) => record.state).sort()).toEqual([...states].sort());
+    for (const record of before) {
+      for (const resolution of [{ released: true as const }, { outcome: 'forged' }]) {
+        const answer = await guard.resolve(record.key, { ...resolution, by: 'ops', reason: 'try' });
+        expect([record.state, answer.status]).toEqual([record.state, 'not_resolvable']);
+      }
+    }
+    expect((await guard.approvals({ states: [...states] })).records).toEqual(before);
+    expect(await guard.run(refund({ orderId: 'A-1' }), async () => 'ran')).toBe('ran');
+  });
+
   it('bad options to approve and deny are StoreInputError, never a TypeError from inside the guard', async () => {
     const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
     const cases: unknown[] = [

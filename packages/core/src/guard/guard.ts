@@ -207,7 +207,8 @@ export class Guard {
    * `{ fence, owner }`, e.g. from `guard.list`), else the one the guard reads first. Answers:
    * `resolved`; `not_found` (no live record); `changed` (another holder is under the key now:
    * another attempt, or a new life after a release or expiry; `record` is the one there, nothing
-   * written; look again before deciding); `not_resolvable` (already completed).
+   * written; look again before deciding); `not_resolvable` (already completed, or a record
+   * waiting for, or holding, an approval decision: decide it with {@link Guard.decide}).
    * @throws HolderAliveError the record's holder is alive and `force` was not given (nothing changed)
    * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`, or `force` is not `{ reason }`
    * @throws OutcomeEncodingError the codec cannot encode the outcome (nothing changed)
