@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalDeniedError } from '../errors/approval-denied-error.js';
 import { ApprovalRequiredError } from '../errors/approval-required-error.js';
+import { KeyDerivationError } from '../errors/key-derivation-error.js';
 import { StoreInputError } from '../errors/store-input-error.js';
 import { MemoryStore } from '../memory/memory-store.js';
 import { Idempotency, type IdempotencyPolicy } from '../policy/idempotency-policy.js';
@@ -140,6 +141,20 @@ describe('guard: approvals under attack', () => {
     }
     expect((await guard.approvals({ states: [...states] })).records).toEqual(before);
     expect(await guard.run(refund({ orderId: 'A-1' }), async () => 'ran')).toBe('ran');
+  });
+
+  it('with keyArguments, arguments that cannot be fingerprinted are refused, never approved by their key alone', async () => {
+    const guard = new Guard({ store: new MemoryStore(), tenant: 'acme' });
+    const policy: IdempotencyPolicy = { ...needsApproval, keyArguments: ['orderId'] };
+    const byKey = (amount: unknown) => call({ orderId: 'A-1', amount }, policy);
+    let runs = 0;
+    for (const attempt of [guard.approve(byKey(10n)), guard.run(byKey(99_999n), async () => (runs += 1))]) {
+      const error = await rejection(attempt);
+      expect(KeyDerivationError.isInstance(error)).toBe(true);
+      expect((error as KeyDerivationError).message).toContain('cannot be fingerprinted');
+    }
+    expect(runs).toBe(0);
+    expect((await guard.approvals({ states: ['awaiting_approval', 'approved'] })).records).toEqual([]);
   });
 
   it('bad options to approve and deny are StoreInputError, never a TypeError from inside the guard', async () => {
