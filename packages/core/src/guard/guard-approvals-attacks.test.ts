@@ -135,7 +135,7 @@ describe('guard: approvals under attack', () => {
     expect(before.map((record) => record.state).sort()).toEqual([...states].sort());
     for (const record of before) {
       for (const resolution of [{ released: true as const }, { outcome: 'forged' }]) {
-        const answer = await guard.resolve(record.key, { ...resolution, by: 'ops', reason: 'try' });
+        const answer = await guard.resolve(record.key, resolution, { by: 'ops', reason: 'try' });
         expect([record.state, answer.status]).toEqual([record.state, 'not_resolvable']);
       }
     }
