@@ -8,7 +8,7 @@ import {
   type IdempotencyStore,
   type ResolveResult,
 } from '@toolfence/core';
-import { checkResolutionAudit } from '@toolfence/core/store';
+import { checkResolutionAudit, isApprovalState } from '@toolfence/core/store';
 import type { CommandContext } from './context.js';
 import { formatAge, parseDuration } from './durations.js';
 import { visible } from './escape.js';
@@ -171,6 +171,10 @@ export async function settleCommand(
     context.output.err(
       `${shownKey}: the record changed ${since}, nothing was settled: it is now ${now.state}, attempt ${now.attempt} (--fence ${now.fence} --owner ${visible(now.owner)})` +
         `${expect === undefined ? '' : `, not --fence ${expect.fence} --owner ${visible(expect.owner)}`}; inspect it again before deciding`,
+    );
+  } else if (isApprovalState(result.record.state)) {
+    context.output.err(
+      `${shownKey}: not resolvable: the record is ${result.record.state}, before any attempt (nothing ran to settle); decide it with toolfence approve or deny, nothing was settled`,
     );
   } else {
     context.output.err(

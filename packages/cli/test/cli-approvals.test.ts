@@ -105,6 +105,21 @@ describe('toolfence approvals / approve / deny', () => {
     expect(late?.stderr).toContain('nothing was decided');
   }, 90_000);
 
+  it('resolve and release of a waiting request say to decide it, and write nothing', async () => {
+    const [, resolved, released, shown] = await run([
+      ask('a'),
+      cli('resolve', '$KEY', '--outcome', '{"refundId":"forged"}', '--by', 'bo', '--reason', 'try'),
+      cli('release', '$KEY', '--by', 'bo', '--reason', 'try'),
+      cli('inspect', '$KEY'),
+    ]);
+    for (const line of [resolved, released]) {
+      expect(line?.code, line?.stderr).toBe(1);
+      expect(line?.stderr).toContain('not resolvable: the record is awaiting_approval, before any attempt');
+      expect(line?.stderr).toContain('decide it with toolfence approve or deny');
+    }
+    expect(shown?.stdout).toContain('state     awaiting_approval');
+  }, 90_000);
+
   it('denies a call: it never runs, and a later approval does not turn the denial around', async () => {
     const [, denied, again, approveLater, shown, record] = await run([
       ask('a'),

@@ -26,7 +26,7 @@ import { type Answer, type Body, type CallProgress, NO_ATTEMPT, SUPERSEDED } fro
 import type { HeldClaim } from './held-claim.js';
 import { markIndeterminate } from './mark-indeterminate.js';
 import { completeWithRetry, isRecorded } from './outcome-recording.js';
-import { rotatedLife } from './previous-secret.js';
+import { previousRequest, rotatedLife } from './previous-secret.js';
 import { describeError } from './recorded-error.js';
 import { fitsBefore, stepDeadline, withinStep } from './step-budget.js';
 
@@ -99,7 +99,9 @@ export async function claimLoop<T>(
         const answer = await afterLostRecord<T>(held, claim, progress);
         if (answer !== RUN_AGAIN) return answer;
       } else if (
-        (state.underPreviousSecret !== undefined || state.underCurrentSecret !== undefined) &&
+        (state.underPreviousSecret !== undefined ||
+          // Under the previous key an approval consumed is the request asked there, not a fresh life.
+          (state.underCurrentSecret !== undefined && claim.approval === undefined)) &&
         claim.fence === 1 &&
         claim.attempt === 1
       ) {
@@ -134,6 +136,15 @@ export async function claimLoop<T>(
         call.signal,
       );
       continue;
+    }
+    if (
+      claim.status === 'approval_required' &&
+      progress.executions === 0 &&
+      state.underPreviousSecret !== undefined
+    ) {
+      // A key-secret rotation: the request may have been asked, decided or run under the previous key.
+      const elsewhere = await previousRequest(runtime, state);
+      if (elsewhere !== undefined) return claimLoop<T>(runtime, elsewhere, body, waitingEmitted);
     }
     if (progress.executions > 0 && (claim.status === 'approval_required' || claim.status === 'denied')) {
       // Rule G1: this call entered its body and its record was lost; the key's new life asks for

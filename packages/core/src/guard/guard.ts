@@ -210,7 +210,8 @@ export class Guard {
    * `{ fence, owner }`, e.g. from `guard.list`), else the one the guard reads first. Answers:
    * `resolved`; `not_found` (no live record); `changed` (another holder is under the key now:
    * another attempt, or a new life after a release or expiry; `record` is the one there, nothing
-   * written; look again before deciding); `not_resolvable` (already completed).
+   * written; look again before deciding); `not_resolvable` (already completed, or a record
+   * waiting for, or holding, an approval decision: decide it with {@link Guard.decide}).
    * @throws HolderAliveError the record's holder is alive and `force` was not given (nothing changed)
    * @throws TypeError the resolution is neither `{ outcome }` nor `{ released: true }`, or `force` is not `{ reason }`
    * @throws OutcomeEncodingError the codec cannot encode the outcome (nothing changed)
@@ -300,7 +301,9 @@ export class Guard {
 
   /**
    * Operator: decide on a request listed by {@link Guard.approvals} (a console or CLI that has the
-   * record, not the call): only that request (its `owner`) is decided.
+   * record, not the call): only that request (its `owner`) is decided. A record approved ahead of
+   * its call has no owner (`''`): denying it revokes the approval (bound by tool and fingerprint;
+   * `consumed` once used); approving it again is a StoreInputError.
    * @throws StoreConfigurationError, StoreInputError, StoreUnavailableError
    */
   async decide(

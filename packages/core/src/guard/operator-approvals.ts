@@ -15,6 +15,7 @@ import { untraced } from '../telemetry/traced-store.js';
 import type { CallState } from './call-state.js';
 import type { GuardRuntime } from './guard-runtime.js';
 import { listRecords } from './operator.js';
+import { decisionLife } from './previous-secret.js';
 
 /** Options of `guard.approve` and `guard.deny`. */
 export interface ApprovalOptions {
@@ -58,9 +59,18 @@ function decisionOf(
     fingerprint: call.fingerprint,
     ...(options.by === undefined ? {} : { by: options.by }),
     ...(options.reason === undefined ? {} : { reason: options.reason }),
-    ...(options.expect === undefined ? {} : { expect: { owner: options.expect.owner } }),
+    ...(options.expect === undefined ? {} : { expect: expectOf(options.expect) }),
     ...operatorFields,
   };
+}
+
+/**
+ * The request expected, copied field by field; a value that is no object (a JavaScript caller's
+ * `null`, a bare owner string) goes to the store as given, whose input check refuses it with a
+ * StoreInputError instead of this code failing on it with a TypeError.
+ */
+function expectOf(expect: ApprovalOptions['expect']): ApprovalDecision['expect'] {
+  return typeof expect === 'object' && expect !== null ? { owner: expect.owner } : expect;
 }
 
 /**
@@ -99,13 +109,15 @@ async function decide(
 }
 
 /** A decision on the call of `state` (its key and fingerprint as `guard.run` claims them). */
-export function decideCall(
+export async function decideCall(
   runtime: GuardRuntime,
-  state: CallState,
+  called: CallState,
   policy: ResolvedPolicy,
   approved: boolean,
   options: ApprovalOptions,
 ): Promise<DecideResult> {
+  // During a key-secret rotation the request may live under the previous key.
+  const state = await decisionLife(runtime, called);
   const fields = {
     ...(state.runId === undefined ? {} : { runId: state.runId }),
     ...(state.call.callId === undefined ? {} : { callId: state.call.callId }),
@@ -121,7 +133,13 @@ export function decideCall(
   return decide(runtime, state.ref, decision, options.retentionMs ?? policy.retentionMs);
 }
 
-/** A decision on a listed request (its own `owner` expected unless the options give one). */
+/**
+ * A decision on a listed request (its own `owner` expected unless the options give one). A record
+ * decided ahead of its call has no owner (`''`, which no `expect` may name): a denial of it (a
+ * revoke) is bound by tool and fingerprint only, and answers `consumed` once the call was claimed;
+ * an approval of it keeps the expectation, so a stale view can never approve anew a call that used
+ * its approval and whose record has since expired.
+ */
 export function decideRequest(
   runtime: GuardRuntime,
   request: ApprovalRequest,
@@ -129,8 +147,9 @@ export function decideRequest(
   options: ApprovalOptions,
   fallbackRetentionMs: number,
 ): Promise<DecideResult> {
-  const expect = options.expect ?? { owner: request.owner };
-  const decision = decisionOf(approved, request, { ...options, expect }, {});
+  const unowned = options.expect === undefined && request.owner === '' && !approved;
+  const expect = options.expect ?? (unowned ? undefined : { owner: request.owner });
+  const decision = decisionOf(approved, request, expect === undefined ? options : { ...options, expect }, {});
   const ref = { tenant: request.tenant, key: request.key };
   return decide(runtime, ref, decision, options.retentionMs ?? fallbackRetentionMs);
 }

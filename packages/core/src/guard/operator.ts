@@ -4,6 +4,7 @@ import { HolderAliveError } from '../errors/holder-alive-error.js';
 import { OutcomeEncodingError } from '../errors/outcome-encoding-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
 import { RECONCILE_TOOL } from '../policy/reconcile-policy.js';
+import { isApprovalState } from '../store/approval-decisions.js';
 import type {
   Holder,
   IdempotencyRecord,
@@ -142,7 +143,10 @@ export async function resolveRecord(
   const kept = keptRetention(before, retention);
   const expect = resolution.expect ?? { fence: before.fence, owner: before.owner };
   if (!resolutionApplies(before, { expect })) return { status: 'changed', record: before };
-  if (before.state === 'completed') return { status: 'not_resolvable', record: before };
+  // A record before its claim has no attempt to settle: an operator decides it (approve or deny).
+  if (before.state === 'completed' || isApprovalState(before.state)) {
+    return { status: 'not_resolvable', record: before };
+  }
   if ('outcome' in resolution) checkCodec(runtime, before);
   const result = await runtime.storeCall('resolve', () =>
     runtime.store.resolve(ref, { ...resolution, expect }, kept.retentionMs),

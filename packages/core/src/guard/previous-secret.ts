@@ -3,6 +3,7 @@
 // the old key is replayed, stopped or waited for, never run again. Why: docs/key-spec.md 6.4.
 import { OutcomePendingError } from '../errors/outcome-pending-error.js';
 import type { CallState } from './call-state.js';
+import type { GuardRuntime } from './guard-runtime.js';
 import type { HeldClaim } from './held-claim.js';
 
 /** Longest random pause (ms) before claiming again after giving way to a racing rotation. */
@@ -53,4 +54,35 @@ export async function rotatedLife(held: HeldClaim): Promise<CallState | undefine
   if (!found) return undefined;
   await runtime.releaseQuietly(state.ref, holder);
   return previous;
+}
+
+/**
+ * Under the current secret, a call that needs an approval found (or just asked) a request: the
+ * call state under the previous secret when its key has a record there (the request asked,
+ * approved or denied before the rotation, or the run it allowed), else undefined. Nothing is held,
+ * so nothing is released; the request under the current key stays for the operator's list.
+ * @throws StoreUnavailableError the previous key could not be read
+ */
+export async function previousRequest(
+  runtime: GuardRuntime,
+  state: CallState,
+): Promise<CallState | undefined> {
+  const derive = state.underPreviousSecret;
+  if (derive === undefined) return undefined;
+  const previous = derive();
+  const ref = previous.ref;
+  return (await runtime.storeCall('get', () => runtime.store.get(ref))) === null ? undefined : previous;
+}
+
+/**
+ * Where an operator's decision on the call of `state` belongs during a rotation: under the
+ * previous key when the call has a record there and none under the current key (the request it
+ * asked before the rotation), else under the current key, where a decision ahead of the call is made.
+ * @throws StoreUnavailableError a key could not be read
+ */
+export async function decisionLife(runtime: GuardRuntime, state: CallState): Promise<CallState> {
+  if (state.underPreviousSecret === undefined) return state;
+  const current = state.ref;
+  if ((await runtime.storeCall('get', () => runtime.store.get(current))) !== null) return state;
+  return (await previousRequest(runtime, state)) ?? state;
 }

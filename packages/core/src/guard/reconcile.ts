@@ -121,7 +121,8 @@ export async function probeRecord(run: ProbeRun): Promise<ProbeReport> {
     leaseMs: reconcile.leaseMs,
     heartbeatMs: Math.max(1, Math.floor(reconcile.leaseMs / 3)),
     leaseFromMs: sentAtMs,
-    onLost: () => leaseLost.abort(),
+    nowMs: performance.now(),
+    listener: { onLeaseLost: () => leaseLost.abort() },
   });
   try {
     const report = await askProbe(run, leaseLost.signal);
