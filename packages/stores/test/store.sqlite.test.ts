@@ -73,7 +73,7 @@ describe('SQLiteStore on a file', () => {
 
   it('ensureSchema is idempotent and records each migration once', async () => {
     const store = newStore({ table: 'Tool "calls"' });
-    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4] });
+    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5] });
     expect(await store.ensureSchema()).toEqual({ applied: [] });
     const again = new SQLiteStore({ path: store.path, table: 'Tool "calls"' });
     stores.push(again);

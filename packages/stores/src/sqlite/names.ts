@@ -27,5 +27,8 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     // migration 0004 (resolving a record in progress): the journal rebuilt
     resolutions_table_next: quoteIdentifier(`${table}_resolutions_next`),
     resolutions_table_name: quoteIdentifier(`${table}_resolutions`),
+    // migration 0005 (approvals): the records table rebuilt
+    table_next: quoteIdentifier(`${table}_next`),
+    table_name: quoteIdentifier(table),
   };
 }
