@@ -29,6 +29,9 @@ QUICK="-DN=2 -DMAXCLAIMS=2 $COMMON"
 FULL="-DN=3 -DMAXCLAIMS=2 -DLASTCLAIMS=1 $COMMON"
 DEEP="-DN=2 -DMAXCLAIMS=3 -DLASTCLAIMS=2 $COMMON"
 SAFE="-DMAXCRASH=0 -DMAXLOST=1"
+# The approvals model (spec/approvals.pml; every check whose name has "approval" in it): 3
+# workers of 2 claims each, 2 operator decisions.
+APPROVALS="-DN=3 -DMAXCLAIMS=2 -DMAXDECIDE=2"
 
 # name | expect (pass: no error / fail: a counterexample) | kind (safety / liveness) |
 # set (quick: in both sets / full: only in the full set) | flags
@@ -66,6 +69,11 @@ finding-memstore-renew-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DMEMS
 finding-own-completion|fail|safety|quick|-DMODE=1 $QUICK $SAFE -DGUARD_OWN_COMPLETION
 finding-own-completion-idempotent|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DGUARD_OWN_COMPLETION
 finding-told-per-life|fail|safety|quick|-DMODE=0 $QUICK $SAFE -DTOLD_PER_LIFE -DGUARD_NOTFOUND_ANY_KIND
+approvals-safety|pass|safety|quick|$APPROVALS
+approvals-safety-two-args|pass|safety|quick|$APPROVALS -DTWOARGS
+bad-approval-read-then-write|fail|safety|quick|$APPROVALS -DBAD_CONSUME_READ_THEN_WRITE
+bad-approval-any-args|fail|safety|quick|$APPROVALS -DTWOARGS -DBAD_APPROVAL_ANY_ARGS
+bad-approval-denial-override|fail|safety|quick|$APPROVALS -DBAD_DENIAL_OVERRIDE
 "
 
 # ---- one check: bash check.sh --one "<line>" <workdir> ----
@@ -75,7 +83,10 @@ run_one() {
   IFS='|' read -r name expect kind set flags <<<"$line"
   local dir="$work/$name"
   # The model as it was when the run started (an edit during a long run does not mix versions).
-  mkdir -p "$dir" && cp "$work/toolfence.pml" "$dir/toolfence.pml" && cd "$dir" || return 1
+  # The checks named for approvals run spec/approvals.pml, under the same file name.
+  local model="$work/toolfence.pml"
+  case "$name" in *approval*) model="$work/approvals.pml" ;; esac
+  mkdir -p "$dir" && cp "$model" "$dir/toolfence.pml" && cd "$dir" || return 1
   local result="$dir/result" out="$dir/pan.out"
   # shellcheck disable=SC2086
   if ! spin -a $flags toolfence.pml >spin.out 2>&1; then
@@ -165,6 +176,7 @@ fi
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/toolfence-spec.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
 cp "$MODEL" "$WORK/toolfence.pml"
+cp "$SPEC_DIR/approvals.pml" "$WORK/approvals.pml"
 
 lines=$(printf '%s\n' "$CHECKS" | sed '/^$/d')
 case "${SET:-full}" in

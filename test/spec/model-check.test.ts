@@ -12,7 +12,12 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Checks of the good model (G1/G2 guard, small bounds) that must have no error. */
-const GOOD = ['effectful-safety-quick', 'idempotent-safety-quick'];
+const GOOD = [
+  'effectful-safety-quick',
+  'idempotent-safety-quick',
+  'approvals-safety',
+  'approvals-safety-two-args',
+];
 
 /**
  * Variants with a known-bad rule, and known findings (regression variants of fixed rules): each
@@ -39,6 +44,9 @@ const CAUGHT = [
   'finding-own-completion',
   'finding-own-completion-idempotent',
   'finding-told-per-life',
+  'bad-approval-read-then-write',
+  'bad-approval-any-args',
+  'bad-approval-denial-override',
 ];
 
 function runCheck(): Promise<{ code: number | null; output: string }> {

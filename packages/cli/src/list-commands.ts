@@ -14,6 +14,9 @@ const STATES: readonly ListState[] = [
   'lease_expired',
   'in_progress',
   'completed',
+  'awaiting_approval',
+  'approved',
+  'denied',
 ];
 
 export interface ListFlags {

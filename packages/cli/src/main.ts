@@ -94,7 +94,7 @@ function registerReadCommands(program: Command, run: Run, tenantGiven: () => boo
     .description('records by state, oldest first (default states: indeterminate, abandoned, lease_expired)')
     .option(
       '--state <states>',
-      'indeterminate, abandoned, lease_expired, in_progress, completed (repeat or comma-separate)',
+      'indeterminate, abandoned, lease_expired, in_progress, completed, awaiting_approval, approved, denied (repeat or comma-separate)',
       collectValues,
     )
     .option('--all-tenants', 'every tenant')

@@ -137,6 +137,12 @@ export function inspectLines(
       `call      ${text(record.callId)}`,
       `describe  ${text(record.description)}`,
       ...(record.codec === undefined ? [] : [`codec     ${text(record.codec)}`]),
+      // The operator's own words: escaped like every field read from the store.
+      ...(record.approval === undefined
+        ? []
+        : [
+            `approval  ${record.approval.approved ? 'approved' : 'denied'} by ${text(record.approval.by)} at ${iso(record.approval.atMs)}: ${text(record.approval.reason)}`,
+          ]),
       `claimed   ${iso(record.claimedAtMs)}`,
       `updated   ${iso(record.updatedAtMs)}`,
       `lease     ${iso(record.leaseExpiresAtMs)}`,

@@ -14,6 +14,9 @@ export const ALL_STATES: readonly ListState[] = [
   'lease_expired',
   'in_progress',
   'completed',
+  'awaiting_approval',
+  'approved',
+  'denied',
 ];
 
 /** Where the command read, for --json. */

@@ -7,6 +7,8 @@ export {
   type OutcomeCodec,
   UNNAMED_CODEC,
 } from './codec/outcome-codec.js';
+export { ApprovalDeniedError } from './errors/approval-denied-error.js';
+export { ApprovalRequiredError } from './errors/approval-required-error.js';
 export { CanonicalizationError } from './errors/canonicalization-error.js';
 export { ExecutionAbandonedError } from './errors/execution-abandoned-error.js';
 export {
@@ -31,6 +33,8 @@ export { ToolTimeoutError } from './errors/tool-timeout-error.js';
 export { ToolfenceError, type ToolfenceErrorCode } from './errors/toolfence-error.js';
 export { currentToolCall, type ToolCallContext } from './guard/call-context.js';
 export {
+  type ApprovalOptions,
+  type ApprovalRequest,
   DEFAULT_LIST_LIMIT,
   Guard,
   type OperatorResolution,

@@ -51,6 +51,8 @@ describeStoreConformance(
   'RedisStore on Redis Cluster',
   async () => new RedisStore({ client: await connectCluster(), prefix }),
   {
+    // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
+    skipApprovals: 'not-implemented-yet',
     createPeerStore: async () => new RedisStore({ client: await connectCluster(), prefix }),
     createUnavailableStore: async () => {
       const client = new Cluster([{ host: '127.0.0.1', port: await freePort() }]);

@@ -31,6 +31,8 @@ describeStoreConformance(
   },
   {
     // Racers on connections of their own: every race really reaches Redis from several clients.
+    // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
+    skipApprovals: 'not-implemented-yet',
     createPeerStore: async () => {
       const client = await connectRedis();
       clients.push(client);

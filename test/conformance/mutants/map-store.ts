@@ -3,10 +3,14 @@
 // conformance suite must catch every one of them (mutants.test.ts). Kept out of the package: a
 // deliberately broken store is not something to ship to users.
 import {
+  type ApprovalDecision,
   afterCursor,
+  approvalClaimDecision,
+  approvalDecision,
   type ClaimOptions,
   type ClaimResult,
   type CompleteResult,
+  checkApprovalDecision,
   checkClaimOptions,
   checkHolder,
   checkLeaseMs,
@@ -18,7 +22,9 @@ import {
   checkResolutionCondition,
   checkResolutionForce,
   checkRetentionMs,
+  claimConflicts,
   compareListPositions,
+  type DecideResult,
   decodeListCursor,
   encodeListCursor,
   type Holder,
@@ -83,7 +89,10 @@ export type Bug =
   | 'outcome-limit-1mib'
   | 'at-most-once-takes-over'
   | 'list-returns-outcome'
-  | 'release-drops-resolution';
+  | 'release-drops-resolution'
+  | 'approval-consume-read-await-write'
+  | 'approval-ignores-fingerprint'
+  | 'denial-overridable';
 
 export interface MapStoreOptions {
   readonly bugs?: readonly Bug[];
@@ -189,6 +198,17 @@ export class MapStore implements IdempotencyStore {
     const deadlineNow = this.#has('worker-clock') ? Date.now() : this.#clock();
     let now = this.#clock();
     let row = this.#live(id, now);
+    if (row === undefined && options.approval === 'required') {
+      const request: Row = {
+        ...beforeClaim(ref, options, 'awaiting_approval', now, this.#expiry(now + options.retentionMs)),
+        owner: options.owner,
+        retentionMs: options.retentionMs,
+        ...callInfo(options),
+        ...(options.codec === undefined ? {} : { codec: options.codec }),
+      };
+      this.#rows.set(id, request);
+      return { status: 'approval_required', record: view(request) };
+    }
     if (row === undefined) {
       if (this.#has('claim-read-await-write')) {
         await pause();
@@ -220,14 +240,46 @@ export class MapStore implements IdempotencyStore {
         takeover: false,
       };
     }
-    if (
-      row.tool !== options.tool ||
-      (options.checkFingerprint &&
-        !this.#has('conflict-ignores-fingerprint') &&
-        row.fingerprint !== options.fingerprint)
-    ) {
-      return { status: 'conflict', record: view(row) };
+    const conflicts = this.#has('approval-ignores-fingerprint')
+      ? // "the approval is under the key already": the old check, blind to the approval's arguments
+        row.tool !== options.tool || (options.checkFingerprint && row.fingerprint !== options.fingerprint)
+      : this.#has('conflict-ignores-fingerprint')
+        ? row.tool !== options.tool
+        : claimConflicts(row, options);
+    if (conflicts) return { status: 'conflict', record: view(row) };
+    const approval = approvalClaimDecision(row);
+    if (approval === 'consume') {
+      if (this.#has('approval-consume-read-await-write')) {
+        // Read "approved", await (a round trip), then write the claim computed from the read.
+        const seen = { ...row };
+        await pause();
+        row = { ...seen };
+        this.#rows.set(id, row);
+      }
+      Object.assign(row, {
+        state: 'in_progress',
+        fence: 1,
+        attempt: 1,
+        owner: options.owner,
+        leaseExpiresAtMs: deadlineNow + options.leaseMs,
+        expiresAtMs: this.#expiry(deadlineNow + options.leaseMs + options.retentionMs),
+        retentionMs: options.retentionMs,
+        claimedAtMs: now,
+        updatedAtMs: now,
+      });
+      delete row.runId;
+      delete row.callId;
+      delete row.description;
+      Object.assign(row, callInfo(options));
+      return {
+        status: 'acquired',
+        fence: 1,
+        attempt: 1,
+        leaseExpiresAtMs: row.leaseExpiresAtMs,
+        takeover: false,
+      };
     }
+    if (approval !== undefined) return { status: approval, record: view(row) };
     if (row.state === 'in_progress' && row.owner === options.owner && !this.#has('resend-busy')) {
       row.leaseExpiresAtMs = Math.max(row.leaseExpiresAtMs, deadlineNow + options.leaseMs);
       row.expiresAtMs = Math.max(row.expiresAtMs, this.#expiry(row.leaseExpiresAtMs + options.retentionMs));
@@ -476,6 +528,59 @@ export class MapStore implements IdempotencyStore {
     return { status: 'resolved' };
   }
 
+  async decideApproval(
+    ref: RecordRef,
+    decision: ApprovalDecision,
+    retentionMs: number,
+  ): Promise<DecideResult> {
+    this.#check(() => {
+      checkRecordRef(ref);
+      checkApprovalDecision(decision);
+      checkRetentionMs(retentionMs);
+    });
+    this.#open('decideApproval');
+    const id = idOf(ref);
+    const now = this.#clock();
+    const row = this.#live(id, now);
+    let action = approvalDecision(row, decision);
+    // "the latest decision wins": an approval overwrites a denial.
+    if (action === 'denied' && this.#has('denial-overridable')) action = 'write';
+    const state = decision.approved ? 'approved' : 'denied';
+    const approval = {
+      approved: decision.approved,
+      ...(decision.by === undefined ? {} : { by: decision.by }),
+      ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      atMs: now,
+    };
+    const expiresAtMs = this.#expiry(now + retentionMs);
+    switch (action) {
+      case 'not_found':
+        return { status: 'not_found' };
+      case 'create': {
+        const { approved: _approved, by: _by, reason: _reason, expect: _expect, ...fields } = decision;
+        const created: Row = {
+          ...beforeClaim(ref, { ...fields, owner: '' }, state, now, expiresAtMs),
+          owner: '',
+          retentionMs,
+          approval,
+          ...callInfo(fields as ClaimOptions),
+          ...(fields.codec === undefined ? {} : { codec: fields.codec }),
+        };
+        this.#rows.set(id, created);
+        return { status: 'decided', record: view(created) };
+      }
+      case 'write': {
+        const found = row as Row;
+        Object.assign(found, { state, approval, expiresAtMs, retentionMs, updatedAtMs: now });
+        return { status: 'decided', record: view(found) };
+      }
+      case 'unchanged':
+        return { status: 'decided', record: view(row as Row) };
+      default:
+        return { status: action, record: view(row as Row) };
+    }
+  }
+
   async list(options: ListOptions): Promise<ListPage> {
     this.#check(() => checkListOptions(options));
     this.#open('list');
@@ -589,6 +694,30 @@ export class MapStore implements IdempotencyStore {
 
 function idOf(ref: RecordRef): string {
   return `${ref.tenant}\u0000${ref.key}`;
+}
+
+/** The fields of a record before its claim: fence 0, attempt 0, no lease. */
+function beforeClaim(
+  ref: RecordRef,
+  call: { readonly tool: string; readonly fingerprint: string; readonly owner: string },
+  state: 'awaiting_approval' | 'approved' | 'denied',
+  now: number,
+  expiresAtMs: number,
+): Omit<Row, 'retentionMs'> {
+  return {
+    key: ref.key,
+    tenant: ref.tenant,
+    tool: call.tool,
+    fingerprint: call.fingerprint,
+    state,
+    fence: 0,
+    attempt: 0,
+    owner: call.owner,
+    leaseExpiresAtMs: 0,
+    expiresAtMs,
+    claimedAtMs: 0,
+    updatedAtMs: now,
+  };
 }
 
 function leaseExpired(attempt: number): RecordedError {

@@ -203,4 +203,19 @@ export const mutants: readonly Mutant[] = [
     description: 'a released resolution deletes the record and its resolution entry with it',
     caughtBy: 'resolutions: who and why are kept',
   },
+  {
+    bug: 'approval-consume-read-await-write',
+    description: 'a claim reads "approved", awaits, then writes its claim (the approval used twice)',
+    caughtBy: 'race: N claims of one approved call',
+  },
+  {
+    bug: 'approval-ignores-fingerprint',
+    description: 'a claim of an approved key checks the fingerprint only when checkFingerprint says so',
+    caughtBy: 'approval: another tool or fingerprint',
+  },
+  {
+    bug: 'denial-overridable',
+    description: 'the latest decision wins: an approval overwrites a denial',
+    caughtBy: 'approval: a denial stays a denial',
+  },
 ];

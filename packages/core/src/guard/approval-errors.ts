@@ -6,6 +6,7 @@ import { ApprovalRequiredError } from '../errors/approval-required-error.js';
 import { StoreConfigurationError } from '../errors/store-configuration-error.js';
 import { Idempotency } from '../policy/idempotency-policy.js';
 import type { ApprovalEntry } from '../store/idempotency-store.js';
+import { untraced } from '../telemetry/traced-store.js';
 import { indeterminateOutcomeError, recordLost } from './call-errors.js';
 import type { CallState } from './call-state.js';
 import type { GuardEvent } from './guard-events.js';
@@ -44,7 +45,7 @@ export function approvalOf(entry: ApprovalEntry): NonNullable<GuardEvent['approv
 export function requireApprovals(runtime: GuardRuntime): void {
   if (typeof runtime.store.decideApproval === 'function') return;
   throw new StoreConfigurationError(
-    runtime.store.constructor?.name || 'the store',
+    untraced(runtime.store).constructor?.name || 'the store',
     'it keeps no approvals (no decideApproval), and this policy needs one (approval: required)',
   );
 }

@@ -9,6 +9,7 @@ import {
   resolvePolicy,
 } from '../policy/idempotency-policy.js';
 import type {
+  DecideResult,
   IdempotencyRecord,
   IdempotencyStore,
   ListOptions,
@@ -36,9 +37,17 @@ import {
   resolveRecord,
   storeResolutionOf,
 } from './operator.js';
+import {
+  type ApprovalOptions,
+  type ApprovalRequest,
+  decideCall,
+  decideRequest,
+  listApprovals,
+} from './operator-approvals.js';
 import { stepBudgetOf } from './step-budget.js';
 
 export type { OperatorResolution, ResolveOptions } from './operator.js';
+export type { ApprovalOptions, ApprovalRequest } from './operator-approvals.js';
 
 /** Records in one page of `guard.list` when no `limit` is given. */
 export const DEFAULT_LIST_LIMIT = 100;
@@ -240,6 +249,77 @@ export class Guard {
    */
   async resolutions(key: string, options: { tenant?: string } = {}): Promise<readonly ResolutionEntry[]> {
     return resolutionsOf(this.runtime, { tenant: options.tenant ?? this.tenant, key });
+  }
+
+  /**
+   * Operator: approve `call` to run ONCE (its policy needs `approval: 'required'`). `call` is
+   * what `guard.run` is given (tool, arguments, policy, runId, tenant): the approval is bound to
+   * the key and argument fingerprint `run` derives from it, and the claim of that call consumes
+   * it. Answers (docs/approvals.md): `decided`; `denied` (a denial stands); `consumed` (the call
+   * was claimed already: the approval was used); `conflict` (another tool or other arguments hold
+   * the key); `changed` / `not_found` (with `expect`: the request looked at is gone).
+   * @throws KeyDerivationError the key cannot be derived (nothing written)
+   * @throws StoreConfigurationError the store keeps no approvals
+   * @throws StoreInputError `by`, `reason`, `expect` or `retentionMs` outside the store limits (nothing written)
+   * @throws StoreUnavailableError
+   */
+  async approve(call: Omit<GuardedCall, 'signal'>, options: ApprovalOptions = {}): Promise<DecideResult> {
+    return this.decideOnCall(call, true, options);
+  }
+
+  /**
+   * Operator: deny `call` (or revoke its approval before it was used): every repeat, resume or
+   * replay of it throws `ApprovalDeniedError` while the store keeps the decision. Answers and
+   * errors as {@link Guard.approve}; a denial of a claimed call is `consumed` (nothing written).
+   */
+  async deny(call: Omit<GuardedCall, 'signal'>, options: ApprovalOptions = {}): Promise<DecideResult> {
+    return this.decideOnCall(call, false, options);
+  }
+
+  /**
+   * Operator: decide on a request listed by {@link Guard.approvals} (a console or CLI that has the
+   * record, not the call): only that request (its `owner`) is decided.
+   * @throws StoreConfigurationError, StoreInputError, StoreUnavailableError
+   */
+  async decide(
+    request: ApprovalRequest,
+    approved: boolean,
+    options: ApprovalOptions = {},
+  ): Promise<DecideResult> {
+    const fallbackMs = this.policyOf({ kind: Idempotency.IDEMPOTENT }, '').retentionMs;
+    return decideRequest(this.runtime, request, approved, options, fallbackMs);
+  }
+
+  /**
+   * Operator: a page of the calls waiting for a decision (`awaiting_approval`) of the guard's
+   * tenant unless `tenant` or `allTenants` says otherwise. Never returns arguments.
+   * @throws StoreInputError, StoreConfigurationError, StoreUnavailableError
+   */
+  async approvals(options: Omit<ListOptions, 'limit'> & { readonly limit?: number } = {}): Promise<ListPage> {
+    const tenant = options.allTenants === true ? undefined : (options.tenant ?? this.tenant);
+    return listApprovals(this.runtime, {
+      ...options,
+      ...(tenant === undefined ? {} : { tenant }),
+      limit: options.limit ?? DEFAULT_LIST_LIMIT,
+    });
+  }
+
+  private decideOnCall(
+    call: Omit<GuardedCall, 'signal'>,
+    approved: boolean,
+    options: ApprovalOptions,
+  ): Promise<DecideResult> {
+    try {
+      if (call === null || typeof call !== 'object') throw new TypeError('guard.approve needs a call object');
+      const toolProblem = cachedNameProblem(call.tool);
+      if (toolProblem !== undefined)
+        throw new KeyDerivationError(String(call.tool), `the tool name ${toolProblem}`);
+      const policy = this.policyOf(call.policy, call.tool);
+      const state = callStateOf(call, policy, this.tenant, this.keySecret, this.previousKeySecret);
+      return decideCall(this.runtime, state, policy, approved, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Operator: read the record of a key (null when absent). @throws StoreUnavailableError */

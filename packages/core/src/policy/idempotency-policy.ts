@@ -222,6 +222,12 @@ export function resolvePolicy(
       tool,
     });
   }
+  if (policy.approval === 'required' && policy.kind === Idempotency.READ_ONLY) {
+    // A READ_ONLY call claims nothing, so no claim could consume an approval: it would run unasked.
+    throw new PolicyError('approval', 'a READ_ONLY call claims nothing, so it cannot require an approval', {
+      tool,
+    });
+  }
 
   return {
     kind: policy.kind,

@@ -45,12 +45,23 @@ export class TracedStore implements contract.IdempotencyStore {
    */
   declare readonly list: (options: contract.ListOptions) => Promise<contract.ListPage>;
   declare readonly resolutions: (ref: contract.RecordRef) => Promise<readonly contract.ResolutionEntry[]>;
+  /** The inner store's approvals, absent when it keeps none (the guard then refuses to need one). */
+  declare readonly decideApproval?: (
+    ref: contract.RecordRef,
+    decision: contract.ApprovalDecision,
+    retentionMs: number,
+  ) => Promise<contract.DecideResult>;
 
   constructor(readonly inner: contract.IdempotencyStore) {
     this.specificationVersion = inner.specificationVersion;
-    const self = this as { -readonly [K in 'list' | 'resolutions']?: TracedStore[K] };
+    const self = this as { -readonly [K in 'list' | 'resolutions' | 'decideApproval']?: TracedStore[K] };
     if (typeof inner.list === 'function') self.list = (options) => inner.list(options);
     if (typeof inner.resolutions === 'function') self.resolutions = (ref) => inner.resolutions(ref);
+    const decideApproval = inner.decideApproval;
+    if (typeof decideApproval === 'function') {
+      self.decideApproval = (ref, decision, retentionMs) =>
+        decideApproval.call(inner, ref, decision, retentionMs);
+    }
   }
 
   claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {

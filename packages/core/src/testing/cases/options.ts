@@ -37,6 +37,14 @@ export interface StoreConformanceOptions {
   readonly raceRounds?: number;
   /** Racers in each round of a race case. Default 10. */
   readonly racers?: number;
+  /**
+   * TEMPORARY, for the stores of this repository while they gain approvals: the approval cases
+   * are not run, and ONE case named `approvals: NOT RUN …` stands in for them, which fails as soon
+   * as the store has `decideApproval` (remove this option then). Without it a store that lacks
+   * `decideApproval` fails every approval case: approvals are part of the contract
+   * (docs/store-contract.md, "Approvals"). To be removed from the suite once every store has them.
+   */
+  readonly skipApprovals?: 'not-implemented-yet';
 }
 
 /** One conformance case: run it with any test runner; it rejects when the store breaks the contract. */
