@@ -88,8 +88,8 @@ export class DynamoDBStore implements contract.IdempotencyStore {
     return ensureSchema(this.table);
   }
 
-  /** {@inheritDoc IdempotencyStore.claim} */
-  claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
+  /** {@inheritDoc IdempotencyStore.claim} Async, so bad input rejects rather than throws. */
+  async claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     checkInput.claim(ref, options);
     return this.table.run('claim', (op) => claim(this.table, op, ref, options));
   }
@@ -155,9 +155,9 @@ export class DynamoDBStore implements contract.IdempotencyStore {
    * {@inheritDoc IdempotencyStore.decideApproval}
    * Read (strongly consistent), decided, then one conditional write on the version read (or on
    * the key being free); a claim that consumes the approval writes on that version too, so two
-   * claims never both use it.
+   * claims never both use it. Async, so bad input rejects (as the conformance cases await it).
    */
-  decideApproval(
+  async decideApproval(
     ref: contract.RecordRef,
     decision: contract.ApprovalDecision,
     retentionMs: number,
