@@ -85,6 +85,7 @@ describe('SQLiteStore on a file', () => {
         { version: 2, name: '0002_listing' },
         { version: 3, name: '0003_resolutions_expiry' },
         { version: 4, name: '0004_resolve_in_progress' },
+        { version: 5, name: '0005_approvals' },
       ]);
     } finally {
       raw.close();
