@@ -8,7 +8,7 @@
 import { StoreInputError } from '../errors/store-input-error.js';
 import { MAX_ID_LENGTH } from '../key/key-limits.js';
 import type { ApprovalDecision, ApprovalState } from './approval-records.js';
-import type { ClaimOptions, RecordState } from './idempotency-store.js';
+import type { ClaimOptions, IdempotencyRecord, RecordState } from './idempotency-store.js';
 import { checkResolutionAudit, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, nameProblem } from './store-input.js';
 
 /** True for `awaiting_approval`, `approved` and `denied`: a life before its claim. */
@@ -48,19 +48,13 @@ export function checkApprovalDecision(decision: ApprovalDecision): void {
   if (decision.codec !== undefined) checkField('codec', decision.codec, MAX_NAME_LENGTH);
 }
 
-interface CallOf {
-  readonly state: RecordState;
-  readonly tool: string;
-  readonly fingerprint: string;
-}
-
 /**
  * Whether a claim conflicts with the live record: another tool, or another fingerprint when the
  * claim checks fingerprints, needs an approval, or finds a record in an approval state (an
  * approval binds the arguments, whatever `checkFingerprint` says).
  */
 export function claimConflicts(
-  record: CallOf,
+  record: Pick<IdempotencyRecord, 'state' | 'tool' | 'fingerprint'>,
   options: Pick<ClaimOptions, 'tool' | 'fingerprint' | 'checkFingerprint' | 'approval'>,
 ): boolean {
   if (record.tool !== options.tool) return true;
@@ -76,7 +70,7 @@ export function claimConflicts(
  * retention, its `approval` kept). Undefined for a claimed state: the claim rules apply as before.
  */
 export function approvalClaimDecision(
-  record: CallOf,
+  record: Pick<IdempotencyRecord, 'state' | 'tool' | 'fingerprint'>,
 ): 'approval_required' | 'denied' | 'consume' | undefined {
   switch (record.state) {
     case 'awaiting_approval':
@@ -102,7 +96,7 @@ export function approvalClaimDecision(
  * - `denied`: an approval found a denial (it stands).
  */
 export function approvalDecision(
-  record: (CallOf & { readonly owner: string }) | undefined,
+  record: Pick<IdempotencyRecord, 'state' | 'tool' | 'fingerprint' | 'owner'> | undefined,
   decision: ApprovalDecision,
 ): 'create' | 'not_found' | 'conflict' | 'consumed' | 'changed' | 'write' | 'unchanged' | 'denied' {
   if (record === undefined) return decision.expect === undefined ? 'create' : 'not_found';
