@@ -14,6 +14,7 @@ export const ROLES = {
   names: 'names.ts',
   'record codec': 'record-codec.ts',
   claim: 'claim.ts',
+  approvals: 'approvals.ts',
   'holder writes': 'holder-writes.ts',
   'operator writes': 'operator-writes.ts',
   'operator reads': 'operator-reads.ts',

@@ -143,7 +143,7 @@ describe('SQLiteStore cleanup of the resolution journal', () => {
     }
     const store = new SQLiteStore({ path });
     stores.push(store);
-    expect(await store.ensureSchema()).toEqual({ applied: [3, 4, 5] });
+    expect(await store.ensureSchema()).toEqual({ applied: [3, 4, 5, 6] });
     expect(await store.cleanup()).toBe(1);
     expect(await store.resolutions({ tenant: 'old', key: 'live' })).toHaveLength(1);
     expect(

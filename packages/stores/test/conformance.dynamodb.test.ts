@@ -33,8 +33,6 @@ const deadline = { operationTimeoutMs: 20_000 };
 
 describeStoreConformance('DynamoDBStore', () => dynamoStore(emulator.endpoint, tableName, deadline), {
   // Each peer has its own client (its own sockets): the racers' writes really meet in the emulator.
-  // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
-  skipApprovals: 'not-implemented-yet',
   createPeerStore: () => dynamoStore(emulator.endpoint, tableName, deadline),
   // Nothing listens on this port: every request is refused, and retried by the SDK within the deadline.
   createUnavailableStore: async () =>

@@ -16,8 +16,6 @@ describeStoreConformance(
     return store;
   },
   {
-    // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
-    skipApprovals: 'not-implemented-yet',
     // A file whose directory does not exist cannot be opened: every operation is unavailable.
     createUnavailableStore: () => new SQLiteStore({ path: directory.file('missing-directory/records.db') }),
   },

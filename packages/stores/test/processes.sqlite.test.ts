@@ -107,7 +107,7 @@ describe('SQLiteStore across processes', () => {
       const results = await Promise.all(racers.map((racer) => racer.call('ensureSchema')));
       expect(results.every((result) => result.ok)).toBe(true);
       const applied = results.map((result) => (result.value as { applied: number[] }).applied);
-      expect(applied.filter((versions) => versions.length > 0)).toEqual([[1, 2, 3, 4, 5]]);
+      expect(applied.filter((versions) => versions.length > 0)).toEqual([[1, 2, 3, 4, 5, 6]]);
       expect(applied.filter((versions) => versions.length === 0)).toHaveLength(3);
       const target = ref();
       expect((await racers[2]!.call('claim', target, claimOptions())).value).toMatchObject({

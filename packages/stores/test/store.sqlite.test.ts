@@ -73,7 +73,7 @@ describe('SQLiteStore on a file', () => {
 
   it('ensureSchema is idempotent and records each migration once', async () => {
     const store = newStore({ table: 'Tool "calls"' });
-    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5] });
+    expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5, 6] });
     expect(await store.ensureSchema()).toEqual({ applied: [] });
     const again = new SQLiteStore({ path: store.path, table: 'Tool "calls"' });
     stores.push(again);
@@ -86,6 +86,7 @@ describe('SQLiteStore on a file', () => {
         { version: 3, name: '0003_resolutions_expiry' },
         { version: 4, name: '0004_resolve_in_progress' },
         { version: 5, name: '0005_sweep_bound' },
+        { version: 6, name: '0006_approvals' },
       ]);
     } finally {
       raw.close();

@@ -83,6 +83,37 @@ describe('SQLiteStore sweep bound (migration 0005)', () => {
     expect(bounds(store.path, late.key)).toEqual({ expires: 1_600_520, sweep: 1_600_520 });
   });
 
+  it('approval writes keep the bound: a request, a decision and the claim that consumes it', async () => {
+    const clock = manualClock(1_000_000);
+    const store = open({ clock });
+    await store.ensureSchema();
+    const ref = randomRef();
+    const asking = claimOptions({
+      approval: 'required',
+      mode: 'at-most-once',
+      maxAttempts: 1,
+      retentionMs: 1_000,
+    });
+    expect((await store.claim(ref, asking)).status).toBe('approval_required');
+    expect(bounds(store.path, ref.key)).toEqual({ expires: 1_001_000, sweep: 1_001_000 });
+    clock.advance(10);
+    const decision = { approved: true, tool: asking.tool, fingerprint: asking.fingerprint, by: 'ops' };
+    expect((await store.decideApproval(ref, decision, 5_000)).status).toBe('decided');
+    expect(bounds(store.path, ref.key)).toEqual({ expires: 1_005_010, sweep: 1_005_010 });
+    clock.advance(10);
+    const consuming = { ...asking, leaseMs: 60_000 };
+    expect((await store.claim(ref, consuming)).status).toBe('acquired');
+    expect(bounds(store.path, ref.key)).toEqual({ expires: 1_061_020, sweep: 1_061_020 });
+    // A decision made before any call asked writes its own deadline as the bound.
+    const early = randomRef();
+    expect((await store.decideApproval(early, decision, 2_000)).status).toBe('decided');
+    expect(bounds(store.path, early.key)).toEqual({ expires: 1_002_020, sweep: 1_002_020 });
+    // Past its retention the decision is kept until the sweep bound passes, then swept.
+    clock.advance(2_000);
+    expect(await store.get(early)).toBeNull();
+    expect(await store.cleanup()).toBe(1);
+  });
+
   it('cleanup deletes a record once past both deadlines, never a live one', async () => {
     const clock = manualClock(1_000_000);
     const store = open({ clock });
@@ -126,7 +157,7 @@ describe('SQLiteStore sweep bound (migration 0005)', () => {
     } finally {
       raw.close();
     }
-    expect(await store.ensureSchema()).toEqual({ applied: [5] });
+    expect(await store.ensureSchema()).toEqual({ applied: [5, 6] });
     expect(bounds(store.path, 'expired')).toEqual({ expires: 2, sweep: 2 });
     expect(bounds(store.path, 'live')).toEqual({ expires: 9_000_000_000_000, sweep: 9_000_000_000_000 });
     // Rows a process of the previous version inserts after the upgrade carry no bound.

@@ -4,8 +4,12 @@
 // that item exactly as MemoryStore decides (packages/core/src/memory/claim.ts), and a
 // decision that writes (the holder's resent claim, a takeover, a lapsed lease settled) is one
 // conditional write on the version token of the item it decided on. A refusal starts over on the
-// item that refused it. No answer comes from a read the decision's write did not check.
-import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core/store';
+// item that refused it. No answer comes from a read the decision's write did not check. A claim
+// that needs an approval creates an `awaiting_approval` item instead, and one that finds an
+// `approved` item consumes it by the same conditional write on its version (approvals.ts).
+import type { ClaimOptions, ClaimResult, RecordedError, RecordRef, RecordState } from '@toolfence/core/store';
+import { approvalClaimDecision, claimConflicts } from '@toolfence/core/store';
+import { consumeItem, requestItem } from './approvals.js';
 import { newVersion, type Operation, type RecordsTable } from './backend.js';
 import { type Premise, putRecord, type WriteResult } from './conditional-writes.js';
 import { contention, settlePending } from './operator-writes.js';
@@ -64,12 +68,12 @@ function answerWithoutChange(
   options: ClaimOptions,
   now: number,
 ): ClaimResult | undefined {
-  if (
-    record.tool !== options.tool ||
-    (options.checkFingerprint && record.fingerprint !== options.fingerprint)
-  ) {
-    return { status: 'conflict', record: toRecord(record) };
-  }
+  const call = record as RecordItem & { state: RecordState };
+  if (claimConflicts(call, options)) return { status: 'conflict', record: toRecord(record) };
+  // Before its claim: wait for or refuse the operator's decision; an approval is consumed by a write.
+  const approval = approvalClaimDecision(call);
+  if (approval === 'consume') return undefined;
+  if (approval !== undefined) return { status: approval, record: toRecord(record) };
   switch (record.state) {
     case 'completed':
       return { status: 'completed', record: toRecord(record) };
@@ -95,8 +99,12 @@ interface Decision {
   readonly result: ClaimResult;
 }
 
-/** The write a live in-progress record needs: the holder's resent claim, or a lapsed lease. */
+/**
+ * The write a live record needs: an approval consumed, the holder's resent claim, or a lapsed
+ * lease.
+ */
 function decideWrite(record: RecordItem, options: ClaimOptions, now: number): Decision {
+  if (record.state === 'approved') return consumeItem(record, options, now);
   if (record.owner === options.owner) {
     const leaseExpiresAtMs = Math.max(record.leaseExpiresAtMs, now + options.leaseMs);
     const expiresAtMs = Math.max(record.expiresAtMs, leaseExpiresAtMs + options.retentionMs);
@@ -161,10 +169,15 @@ export async function claim(
 ): Promise<ClaimResult> {
   let now = Date.now();
   let premise: Premise = 'free';
-  let first = newRecord(ref, options, now);
+  // A call that needs an approval asks for one on a free key; nothing runs until it is decided.
+  const fresh = options.approval === 'required' ? requestItem : newRecord;
+  let first = fresh(ref, options, now);
   let written: WriteResult = await putRecord(table, op, first, premise, now);
   for (let round = 0; round < MAX_ROUNDS; round++) {
     if (written.written) {
+      if (first.state === 'awaiting_approval') {
+        return { status: 'approval_required', record: toRecord(first) };
+      }
       return {
         status: 'acquired',
         fence: 1,
@@ -188,7 +201,7 @@ export async function claim(
         continue;
       }
       premise = expired ?? 'absent';
-      first = newRecord(ref, options, now);
+      first = fresh(ref, options, now);
       written = await putRecord(table, op, first, premise, now);
       continue;
     }

@@ -2,6 +2,7 @@
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type * as contract from '@toolfence/core/store';
 import {
+  checkApprovalDecision,
   checkListOptions,
   checkRecordRef,
   checkResolution,
@@ -11,6 +12,7 @@ import {
   StoreInputError,
 } from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
+import { decideApproval } from './approvals.js';
 import { RecordsTable } from './backend.js';
 import { claim } from './claim.js';
 import { type DynamoDBEnsureSchemaResult, ensureSchema, tableDefinition } from './ensure-schema.js';
@@ -86,8 +88,8 @@ export class DynamoDBStore implements contract.IdempotencyStore {
     return ensureSchema(this.table);
   }
 
-  /** {@inheritDoc IdempotencyStore.claim} */
-  claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
+  /** {@inheritDoc IdempotencyStore.claim} Async, so bad input rejects rather than throws. */
+  async claim(ref: contract.RecordRef, options: contract.ClaimOptions): Promise<contract.ClaimResult> {
     checkInput.claim(ref, options);
     return this.table.run('claim', (op) => claim(this.table, op, ref, options));
   }
@@ -147,6 +149,25 @@ export class DynamoDBStore implements contract.IdempotencyStore {
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
     return this.table.run('resolve', (op) => resolve(this.table, op, ref, resolution, retentionMs));
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.decideApproval}
+   * Read (strongly consistent), decided, then one conditional write on the version read (or on
+   * the key being free); a claim that consumes the approval writes on that version too, so two
+   * claims never both use it. Async, so bad input rejects (as the conformance cases await it).
+   */
+  async decideApproval(
+    ref: contract.RecordRef,
+    decision: contract.ApprovalDecision,
+    retentionMs: number,
+  ): Promise<contract.DecideResult> {
+    checkRecordRef(ref);
+    checkApprovalDecision(decision);
+    checkRetentionMs(retentionMs);
+    return this.table.run('decideApproval', (op) =>
+      decideApproval(this.table, op, ref, decision, retentionMs),
+    );
   }
 
   /**

@@ -3,6 +3,7 @@
 // codec between a record item and the contract's record.
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type {
+  ApprovalEntry,
   IdempotencyRecord,
   RecordedError,
   RecordRef,
@@ -78,6 +79,8 @@ export interface RecordItem {
   outcomeRef?: OutcomeRef;
   error?: RecordedError;
   resolution?: ResolutionEntry;
+  /** The operator's decision on the call (approvals.ts): on approved and denied items, kept by the claim that consumed it. */
+  approval?: ApprovalEntry;
   pending?: PendingEntry;
   /**
    * A fresh random token on every write: the condition of every write that was decided on a read
@@ -131,7 +134,6 @@ export function toItem(record: RecordItem): Item {
     st: s(record.state),
     fence: n(record.fence),
     att: n(record.attempt),
-    owner: s(record.owner),
     tool: s(record.tool),
     fp: s(record.fingerprint),
     lease: n(record.leaseExpiresAtMs),
@@ -145,6 +147,8 @@ export function toItem(record: RecordItem): Item {
   // A tombstone stays out of the all-tenants index (it is no record); the tenant index keeps it
   // so that `forget` finds it.
   if (record.state !== 'gone') item.lsh = s(shardOf(pk));
+  // A decision made before any call asked has no owner; the attribute is left out (read as '').
+  if (record.owner !== '') item.owner = s(record.owner);
   if (record.claimedAtMs !== undefined) item.clm = n(record.claimedAtMs);
   if (record.runId !== undefined) item.runId = s(record.runId);
   if (record.callId !== undefined) item.callId = s(record.callId);
@@ -160,6 +164,7 @@ export function toItem(record: RecordItem): Item {
     item.errM = s(record.error.message);
   }
   if (record.resolution !== undefined) item.res = s(JSON.stringify(record.resolution));
+  if (record.approval !== undefined) item.apr = s(JSON.stringify(record.approval));
   if (record.pending !== undefined) item.pres = s(JSON.stringify(record.pending));
   return item;
 }
@@ -219,6 +224,8 @@ export function fromItem(item: Item): RecordItem {
   if (errorType !== undefined) record.error = { type: errorType, message: str(item, 'errM') ?? '' };
   const resolution = str(item, 'res');
   if (resolution !== undefined) record.resolution = JSON.parse(resolution) as ResolutionEntry;
+  const approval = str(item, 'apr');
+  if (approval !== undefined) record.approval = JSON.parse(approval) as ApprovalEntry;
   const pending = str(item, 'pres');
   if (pending !== undefined) record.pending = JSON.parse(pending) as PendingEntry;
   return record;
@@ -254,5 +261,6 @@ export function toRecord(record: RecordItem): IdempotencyRecord {
   if (record.retentionMs > 0) out.retentionMs = record.retentionMs;
   if (record.claimedAtMs !== undefined) out.claimedAtMs = record.claimedAtMs;
   if (record.resolution !== undefined) out.resolution = record.resolution;
+  if (record.approval !== undefined) out.approval = record.approval;
   return out;
 }

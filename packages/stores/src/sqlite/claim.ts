@@ -1,7 +1,10 @@
 // SQLiteStore.claim, decided inside one BEGIN IMMEDIATE transaction exactly as MemoryStore decides
 // (packages/core/src/memory/claim.ts): a new record, the holder asking again, a settled or
-// busy record, or an expired lease taken over or settled.
+// busy record, or an expired lease taken over or settled; or a record before its claim (an
+// approval asked for, refused or consumed in this same transaction: approvals.ts).
 import type { ClaimOptions, ClaimResult, RecordedError, RecordRef } from '@toolfence/core/store';
+import { approvalClaimDecision, claimConflicts } from '@toolfence/core/store';
+import { askApproval, consumeApproval } from './approvals.js';
 import type { Decided, RecordsDatabase } from './backend.js';
 import { callInfo, type RecordRow, takeoverInfo, toRecord } from './record-codec.js';
 
@@ -116,9 +119,11 @@ export function answerWithoutChange(
   now: number,
 ): ClaimResult | undefined {
   if (row === undefined) return undefined;
-  if (row.tool !== options.tool || (options.checkFingerprint && row.fingerprint !== options.fingerprint)) {
-    return { status: 'conflict', record: toRecord(row) };
-  }
+  if (claimConflicts(row, options)) return { status: 'conflict', record: toRecord(row) };
+  // Before its claim: wait for or refuse the operator's decision; an approval is consumed by a write.
+  const approval = approvalClaimDecision(row);
+  if (approval === 'consume') return undefined;
+  if (approval !== undefined) return { status: approval, record: toRecord(row) };
   switch (row.state) {
     case 'completed':
       return { status: 'completed', record: toRecord(row) };
@@ -126,7 +131,7 @@ export function answerWithoutChange(
       return { status: 'indeterminate', record: toRecord(row) };
     case 'abandoned':
       return { status: 'abandoned', record: toRecord(row) };
-    case 'in_progress':
+    default:
       if (row.owner === options.owner || row.lease_expires_at_ms <= now) return undefined;
       return { status: 'busy', record: toRecord(row), nowMs: now };
   }
@@ -141,9 +146,13 @@ export function decideClaim(
 ): Decided<ClaimResult> {
   db.sweep(now);
   const row = db.liveRow(ref, now);
-  if (row === undefined) return { result: claimNew(db, ref, options, now) };
+  if (row === undefined) {
+    if (options.approval === 'required') return { result: askApproval(db, ref, options, now) };
+    return { result: claimNew(db, ref, options, now) };
+  }
   const answer = answerWithoutChange(row, options, now);
   if (answer !== undefined) return { result: answer };
+  if (row.state === 'approved') return { result: consumeApproval(db, row, options, now) };
   if (row.owner === options.owner) return { result: claimAgain(db, row, options, now) };
   return claimExpired(db, row, options, now);
 }

@@ -29,5 +29,8 @@ export function sqlitePlaceholders(table: string): Readonly<Record<string, strin
     resolutions_table_name: quoteIdentifier(`${table}_resolutions`),
     // migration 0005 (the sweep bound)
     sweep_index: quoteIdentifier(`${table}_sweep_at_ms`),
+    // migration 0006 (approvals): the records table rebuilt
+    table_next: quoteIdentifier(`${table}_next`),
+    table_name: quoteIdentifier(table),
   };
 }

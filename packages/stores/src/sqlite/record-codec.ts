@@ -1,8 +1,9 @@
-// Rows of the records table (migrations/0001_init.sql, 0002_listing.sql) and the contract's
-// records: the columns a record row keeps for operators (the ids and description of its call,
-// when it was claimed and entered its state, its resolution entry) and the resolution journal's
-// rows, written in the transaction of the resolution itself.
+// Rows of the records table (migrations/0001_init.sql, 0002_listing.sql, 0006_approvals.sql) and
+// the contract's records: the columns a record row keeps for operators (the ids and description of
+// its call, when it was claimed and entered its state, its resolution entry, the operator's
+// approval) and the resolution journal's rows, written in the transaction of the resolution itself.
 import type {
+  ApprovalEntry,
   ClaimOptions,
   Holder,
   IdempotencyRecord,
@@ -71,6 +72,8 @@ export interface OperatorColumns {
   readonly resolution: string | null;
   /** The guard's codec of the claim that started this life (migration 0004); null before it. */
   readonly codec: string | null;
+  /** The operator's decision on the call, as JSON (ApprovalEntry; migration 0006); null when none. */
+  readonly approval: string | null;
 }
 
 /** What a claim records for operators: run_id, call_id, description (insert-record.sql order). */
@@ -100,6 +103,7 @@ export function operatorFieldsOf(row: OperatorColumns): Partial<IdempotencyRecor
   fields.updatedAtMs = row.updated_at_ms;
   if (row.resolution !== null) fields.resolution = JSON.parse(row.resolution) as ResolutionEntry;
   if (typeof row.codec === 'string') fields.codec = row.codec;
+  if (typeof row.approval === 'string') fields.approval = JSON.parse(row.approval) as ApprovalEntry;
   return fields;
 }
 

@@ -1,7 +1,14 @@
 // The store contract's types, as `contract.X` (docs/store-contract.md in @toolfence/core).
 import type * as contract from '@toolfence/core/store';
-import { checkListOptions, checkRecordRef, checkRetentionMs, StoreInputError } from '@toolfence/core/store';
+import {
+  checkApprovalDecision,
+  checkListOptions,
+  checkRecordRef,
+  checkRetentionMs,
+  StoreInputError,
+} from '@toolfence/core/store';
 import { checkInput } from '../shared/operation-input.js';
+import { decideOn } from './approvals.js';
 import { type Connection, type Decided, RecordsDatabase } from './backend.js';
 import { answerWithoutChange, decideClaim } from './claim.js';
 import { ensureSchema } from './ensure-schema.js';
@@ -146,6 +153,23 @@ export class SQLiteStore implements contract.IdempotencyStore {
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
     return this.decide(ref, 'resolve', (now) => decideResolve(this.db, ref, resolution, retentionMs, now));
+  }
+
+  /**
+   * {@inheritDoc IdempotencyStore.decideApproval}
+   * One `BEGIN IMMEDIATE` transaction; a claim that consumes the approval reads the row under the
+   * same write lock, so two claims (of any processes) never both use it.
+   */
+  async decideApproval(
+    ref: contract.RecordRef,
+    decision: contract.ApprovalDecision,
+    retentionMs: number,
+  ): Promise<contract.DecideResult> {
+    checkRecordRef(ref);
+    checkApprovalDecision(decision);
+    checkRetentionMs(retentionMs);
+    // Nobody waits on a record before its claim (waitForSettle answers it settled at once).
+    return this.decide(ref, 'decideApproval', (now) => decideOn(this.db, ref, decision, retentionMs, now));
   }
 
   /** {@inheritDoc IdempotencyStore.list} */

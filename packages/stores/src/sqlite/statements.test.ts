@@ -39,6 +39,8 @@ describe('the SQLite SQL files, loaded from migrations/ and statements/', () => 
       'resolutions_table_next',
       'resolutions_table_name',
       'sweep_index',
+      'table_next',
+      'table_name',
     ]);
     for (const text of [...Object.values(statements), ...migrations.map((migration) => migration.text)]) {
       for (const [, name] of text.matchAll(/\{\{([a-z_]+)\}\}/g))

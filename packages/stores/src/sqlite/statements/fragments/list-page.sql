@@ -3,7 +3,7 @@
 -- list-newest.sql says), up to the cursor condition.
 SELECT tenant, "key", tool, fingerprint, state, fence, attempt, owner,
        lease_expires_at_ms, expires_at_ms, retention_ms, NULL AS outcome, error_type, error_message,
-       run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution, codec
+       run_id, call_id, description, claimed_at_ms, updated_at_ms, resolution, codec, approval
 FROM {{table}}
 WHERE (@tenant IS NULL OR tenant = @tenant)
   AND expires_at_ms > @now
