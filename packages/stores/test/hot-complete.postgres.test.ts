@@ -43,12 +43,13 @@ async function bounds(ref: { tenant: string; key: string }) {
 }
 
 describe('PostgresStore: a complete is a HOT update (migration 0008)', () => {
-  it('indexes only the primary key and sweep_at on the records table', async () => {
+  it('indexes only the primary key, sweep_at and the attention index (0009) on the records table', async () => {
     const { rows } = await pool.query(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'idempotency_records' ORDER BY 1`,
       [schema],
     );
     expect(rows.map((row) => row.indexname)).toEqual([
+      'idempotency_records_attention',
       'idempotency_records_pkey',
       'idempotency_records_sweep_at',
     ]);
