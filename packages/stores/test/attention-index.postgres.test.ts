@@ -102,9 +102,9 @@ describe(`PostgresStore: listing the records an operator must look at among ${RO
       }
     }
     // The statement for other states reads the table: the index is what makes the difference.
-    expect(await plan(statements.listNewest, { allTenants: true, states: ['indeterminate'], limit: 50 })).toContain(
-      'Seq Scan',
-    );
+    expect(
+      await plan(statements.listNewest, { allTenants: true, states: ['indeterminate'], limit: 50 }),
+    ).toContain('Seq Scan');
   });
 
   it('lists exactly those records, per tenant and across tenants, paging by cursor', async () => {
@@ -115,7 +115,13 @@ describe(`PostgresStore: listing the records an operator must look at among ${RO
     const keys: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await store.list({ allTenants: true, states: ['indeterminate'], order: 'oldest', limit: 4, cursor });
+      const page = await store.list({
+        allTenants: true,
+        states: ['indeterminate'],
+        order: 'oldest',
+        limit: 4,
+        cursor,
+      });
       keys.push(...page.records.map((record) => record.key));
       cursor = page.cursor;
     } while (cursor !== undefined);

@@ -15,6 +15,9 @@
 -- dropped and built again), plainly on a small one. A store of the previous version lists
 -- without it, as before, and its writes keep the index up to date like any other.
 
+-- The default of 0008 again, for a database that applied 0008 before it had one (catalog only).
+ALTER TABLE {{table}} ALTER COLUMN sweep_at SET DEFAULT statement_timestamp();
+
 -- @online index attention_index
 CREATE INDEX CONCURRENTLY IF NOT EXISTS {{attention_index}} ON {{table}} (tenant, key)
   WHERE error_type IS NOT NULL;
