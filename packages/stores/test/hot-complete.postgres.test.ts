@@ -43,12 +43,13 @@ async function bounds(ref: { tenant: string; key: string }) {
 }
 
 describe('PostgresStore: a complete is a HOT update (migration 0008)', () => {
-  it('indexes only the primary key and sweep_at on the records table', async () => {
+  it('indexes only the primary key, sweep_at and the attention index (0009) on the records table', async () => {
     const { rows } = await pool.query(
       `SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'idempotency_records' ORDER BY 1`,
       [schema],
     );
     expect(rows.map((row) => row.indexname)).toEqual([
+      'idempotency_records_attention',
       'idempotency_records_pkey',
       'idempotency_records_sweep_at',
     ]);
@@ -146,5 +147,28 @@ describe('PostgresStore: a complete is a HOT update (migration 0008)', () => {
     );
     expect(rows.map((row) => row.key)).toEqual(['live']);
     expect(await store.get(live)).toMatchObject({ state: 'in_progress' });
+  });
+
+  it('a row inserted without sweep_at (a store from before 0005) gets the insert time, and is swept once expired', async () => {
+    const owner = tenant();
+    // As the INSERT of a store at 0003/0004 writes it: no sweep_at.
+    const insertOld = (key: string, expires: string) =>
+      pool.query(
+        `INSERT INTO "${schema}".idempotency_records (tenant, key, tool, fingerprint, state, fence, attempt, owner,
+           claimed_at, lease_expires_at, expires_at, retention_ms, waited)
+         VALUES ($1, $2, 'refund', 'f', 'in_progress', 1, 1, 'o', now(), now(), now() + $3::interval, 1, false)
+         RETURNING sweep_at IS NOT NULL AS bounded, sweep_at <= expires_at AS below`,
+        [owner, key, expires],
+      );
+    const expired = await insertOld('old-expired', '-1 second');
+    const live = await insertOld('old-live', '1 day');
+    expect(expired.rows[0]).toEqual({ bounded: true, below: false });
+    expect(live.rows[0]).toEqual({ bounded: true, below: true });
+    expect(await store.cleanup({ limit: 1_000 })).toBeGreaterThanOrEqual(1);
+    const { rows } = await pool.query(
+      `SELECT key FROM "${schema}".idempotency_records WHERE tenant = $1 ORDER BY key`,
+      [owner],
+    );
+    expect(rows.map((row) => row.key)).toEqual(['old-live']);
   });
 });

@@ -84,6 +84,8 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       claim_function: qualify(`${table}_claim`),
       // migration 0008 (a complete that is a HOT update)
       sweep_index: quoteIdentifier(`${table}_sweep_at`),
+      // migration 0009 (the records an operator must look at)
+      attention_index: quoteIdentifier(`${table}_attention`),
       // migration 0006 (resolving a record in progress)
       resolutions_table_literal: quoteLiteral(qualify(`${table}_resolutions`)),
       resolutions_from_state_check: quoteIdentifier(`${table}_res_from_state`),

@@ -1,5 +1,6 @@
 // The reads on PostgreSQL not as a holder: get (statements/get.sql), list (statements/list-*.sql:
-// the primary key or a scan, no index a complete would change), and a key's resolutions
+// the primary key or a scan, no index a complete would change; for indeterminate and abandoned
+// records only, the attention index, which a complete leaves alone), and a key's resolutions
 // (statements/resolutions.sql).
 // The journal is written by the resolve statements themselves (operator-writes.ts).
 import type {
@@ -17,6 +18,12 @@ export async function getRecord(runner: StatementRunner, ref: RecordRef): Promis
   const row = await runner.queryOne('get', runner.sql.get, [ref.tenant, ref.key]);
   return row === undefined ? null : toRecord(row);
 }
+
+/**
+ * The states every record of which has an error_type, so the attention index of
+ * 0009_attention_index.sql holds them all (list-*-attention.sql).
+ */
+const attentionStates: ReadonlySet<string> = new Set(['indeterminate', 'abandoned']);
 
 /** The parameters of statements/list-*.sql. */
 export function listParameters(options: ListOptions, query: ListQuery): unknown[] {
@@ -36,7 +43,15 @@ export function listParameters(options: ListOptions, query: ListQuery): unknown[
 /** `list` on PostgreSQL, the options checked. @throws StoreInputError, StoreUnavailableError */
 export async function listRecords(runner: StatementRunner, options: ListOptions): Promise<ListPage> {
   const query = listQuery(options);
-  const text = query.order === 'oldest' ? runner.sql.listOldest : runner.sql.listNewest;
+  const attention = query.storedStates.every((state) => attentionStates.has(state));
+  const text =
+    query.order === 'oldest'
+      ? attention
+        ? runner.sql.listOldestAttention
+        : runner.sql.listOldest
+      : attention
+        ? runner.sql.listNewestAttention
+        : runner.sql.listNewest;
   const { rows } = await runner.query('list', text, listParameters(options, query));
   const typed = rows as Row[];
   // An empty page still tells the database clock.

@@ -31,6 +31,12 @@
 -- backfill runs in batches, the index is built CONCURRENTLY and the old indexes are dropped
 -- CONCURRENTLY, each step resumable. Every statement here can run again after an interruption.
 ALTER TABLE {{table}} ADD COLUMN IF NOT EXISTS sweep_at timestamptz;
+-- A row that a store of a version before 0005 inserts (its own INSERT, not the claim function)
+-- gets the insert time, a lower bound: the sweep looks at it and deletes it once `expires_at` has
+-- passed. Without a default such rows stayed NULL: the sweep never found them, and the backfill
+-- below, which runs until a batch finds no NULL, chased those inserts without end (the 1,000,000-
+-- row upgrade under a writer never finished). Rows that exist stay NULL until the backfill.
+ALTER TABLE {{table}} ALTER COLUMN sweep_at SET DEFAULT statement_timestamp();
 CREATE OR REPLACE FUNCTION {{claim_function}}(
   text, text, text, text, text, float8, float8, text, integer, boolean, text, text, text, text
 ) RETURNS SETOF {{table}} LANGUAGE plpgsql AS $toolfence_claim$

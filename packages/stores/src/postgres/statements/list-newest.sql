@@ -6,6 +6,7 @@
 -- updated_at holds whole milliseconds, so the cursor names a position exactly; tenant and key
 -- order by code point (COLLATE "C"). No index serves this order (0008_hot_complete.sql): one
 -- tenant's live rows are read by the primary key and sorted, every tenant's by a scan.
+-- A page of indeterminate and abandoned records only is list-newest-attention.sql (an index).
 -- @include list-page
   AND ($6::float8 IS NULL OR (updated_at, tenant COLLATE "C", key COLLATE "C") <
     (timestamptz 'epoch' + $6::float8 * interval '1 millisecond', $7::text, $8::text))
