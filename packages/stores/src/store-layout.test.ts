@@ -37,6 +37,7 @@ export const ROLES = {
   'record unpack': 'record-unpack.ts',
   'native claim': 'native-claim.ts',
   'native index': 'native-index.ts',
+  'sweep draw': 'sweep-draw.ts',
 } as const;
 
 const root = new URL('../../../', import.meta.url);

@@ -33,8 +33,6 @@ for (const claim of ['auto', 'script'] as const) {
       return new RedisStore({ client, prefix, claim });
     },
     {
-      // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
-      skipApprovals: 'not-implemented-yet',
       // Racers on connections of their own: every race really reaches Redis from several clients.
       createPeerStore: async () => {
         const client = await connectRedis();
