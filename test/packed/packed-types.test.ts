@@ -184,8 +184,8 @@ describe('the packed tarballs in a fresh project', () => {
       ].join('\n'),
     );
     const loaded = run(process.execPath, [join(project, 'stores-load.mjs')], project);
-    expect(loaded).toContain('redis commands 11'); // one per statements/*.lua, watch-1.lua included
-    expect(loaded).toContain('sqlite migrations 1,2');
+    expect(loaded).toContain('redis commands 13'); // one per statements/*.lua, watch-1.lua, decide-1.lua and index-claims-1.lua included
+    expect(loaded).toContain('sqlite migrations 1,2,3,4,5,6');
     expect(loaded).toContain('sqlite claim acquired');
 
     // Issue 15: a user's own store, in this project, runs the conformance suite from the packed
