@@ -4,7 +4,10 @@
 // guard.reconcile (by: 'reconcile'), only for the holder shown and only when the provider gives
 // the same answer again; a cross-site post is refused; the probe's words are shown as text; a
 // tool without a probe has no button and a line saying why.
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createConsoleHandler } from '@toolfence/console';
 import {
   Guard,
@@ -22,6 +25,7 @@ import { type Mounted, mountExpress } from './mounts.js';
 import { type OpenedStore, openStore } from './stores.js';
 
 const BASE = '/admin/console';
+const SCREENSHOTS = join(dirname(fileURLToPath(import.meta.url)), '../../../docs/console');
 const HOSTILE_DETAIL = `found "><script>window.pwned=1</script><img src=x onerror="window.pwned=2">`;
 
 /** A fake payment provider that dedupes by idempotency key: what the probe asks. */
@@ -124,6 +128,8 @@ describe('"Ask the provider" in the console, in Chromium', () => {
     expect(answer).toContain('Verdict: happened');
     expect(answer).toContain('Nothing was written.');
     expect(await page.locator('#probe-detail').textContent()).toBe('found ch_A1');
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, 'reconcile.png'), fullPage: true });
     // The operator's question carries no arguments (records keep none): the probe finds it by key.
     expect(probed.at(-1)).toMatchObject({ idempotencyKey: key, arguments: undefined, tool: 'charge' });
     expect(await get(key)).toEqual(before);
