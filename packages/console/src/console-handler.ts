@@ -13,6 +13,7 @@ import { confirmRoute, resolveRoute } from './routes/action-route.js';
 import { ConsoleRefusal, type RouteContext } from './routes/context.js';
 import { decideRoute } from './routes/decide-route.js';
 import { listRoute } from './routes/list-route.js';
+import { reconcileRoute } from './routes/reconcile-route.js';
 import { recordRoute } from './routes/record-route.js';
 import { setSecurityHeaders } from './security-headers.js';
 import { STYLESHEET, STYLESHEET_PATH } from './stylesheet.js';
@@ -29,6 +30,7 @@ const ROUTES: Record<
   '/confirm': { method: 'POST', run: confirmRoute },
   '/resolve': { method: 'POST', run: resolveRoute },
   '/decide': { method: 'POST', run: decideRoute },
+  '/reconcile': { method: 'POST', run: reconcileRoute },
 };
 
 function sendStylesheet(request: IncomingMessage, response: ServerResponse): void {

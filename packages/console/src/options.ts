@@ -1,6 +1,12 @@
 // The options of createConsoleHandler, checked once when the handler is made.
 import type { IncomingMessage } from 'node:http';
-import { Guard, type IdempotencyStore, type KeySecret, keySecretProblem } from '@toolfence/core';
+import {
+  Guard,
+  type IdempotencyStore,
+  type KeySecret,
+  keySecretProblem,
+  type PolicyMap,
+} from '@toolfence/core';
 
 /**
  * Who is asking, as `authorize` answers: the operator and the tenants they may see and settle.
@@ -34,6 +40,14 @@ export interface ConsoleOptions {
    * `onEvent`). Default: a `new Guard({ store })` with the JSON codec. Its store must be `store`.
    */
   readonly guard?: Guard;
+  /**
+   * The application's policies by tool name (the map its adapters take). A record whose tool's
+   * policy has a `reconcile` probe gets "Ask the provider" on its page: the probe's verdict is
+   * shown (nothing is written to the record), and a `happened` / `not_happened` verdict can then
+   * settle it through `guard.reconcile` with `apply` (docs/reconcile.md). Default: none, so no
+   * record has the button. Only the probes are read.
+   */
+  readonly policies?: PolicyMap;
   /** Required. Who is asking; see {@link ConsoleAuthorize}. */
   readonly authorize: ConsoleAuthorize;
   /**
@@ -68,6 +82,7 @@ export interface ConsoleOptions {
 export interface ResolvedConsoleOptions {
   readonly store: IdempotencyStore;
   readonly guard: Guard;
+  readonly policies: PolicyMap | undefined;
   readonly authorize: ConsoleAuthorize;
   readonly basePath: string;
   readonly csrfSecret: KeySecret;
@@ -127,9 +142,17 @@ function checkSecret(secret: KeySecret | undefined): KeySecret {
   return typeof secret === 'string' ? secret : Uint8Array.from(secret);
 }
 
+function checkPolicies(policies: PolicyMap | undefined): PolicyMap | undefined {
+  if (policies === undefined) return undefined;
+  if (policies === null || typeof policies !== 'object' || Array.isArray(policies)) {
+    throw new TypeError('createConsoleHandler: policies must be an object of policies by tool name');
+  }
+  return policies;
+}
+
 /**
  * Checks the options and fills in defaults.
- * @throws TypeError without `authorize`, without a store, or with a bad option.
+ * @throws TypeError without `authorize`, without a store, or with a bad option (`policies` not an object).
  */
 export function resolveConsoleOptions(options: ConsoleOptions): ResolvedConsoleOptions {
   if (options === null || typeof options !== 'object') {
@@ -148,6 +171,7 @@ export function resolveConsoleOptions(options: ConsoleOptions): ResolvedConsoleO
   return {
     store,
     guard: options.guard ?? new Guard({ store }),
+    policies: checkPolicies(options.policies),
     authorize: options.authorize,
     basePath: checkBasePath(options.basePath),
     csrfSecret: checkSecret(options.csrfSecret),

@@ -12,6 +12,7 @@ import {
   isDecidable,
 } from './approval-section.js';
 import { type PageFrame, page } from './layout.js';
+import { type AskedView, reconcileSection } from './reconcile-section.js';
 import { resolutionHistory } from './resolution-history.js';
 
 /** The fields the two action forms carry besides what the operator types. */
@@ -52,6 +53,10 @@ export interface RecordView {
   readonly nowMs?: number | undefined;
   /** The shape of the tool's recorded outcomes, beside the outcome field (outcome-shape.ts). */
   readonly outcomeExample?: OutcomeExample | undefined;
+  /** Whether the console has a reconcile probe for the record's tool (its `policies`). */
+  readonly hasProbe?: boolean | undefined;
+  /** What the probe answered when the operator asked the provider. */
+  readonly asked?: AskedView | undefined;
 }
 
 function facts(record: IdempotencyRecord): SafeHtml {
@@ -168,6 +173,8 @@ function doneNotice(done: string | undefined): SafeHtml {
     return html`<p class="notice ok" role="status">Recorded: it happened. The next replay gets the outcome you entered.</p>`;
   if (done === 'released')
     return html`<p class="notice ok" role="status">Released: it did not happen. The next replay runs the tool once.</p>`;
+  if (done === 'reconciled')
+    return html`<p class="notice ok" role="status" id="reconciled">Settled by the provider's answer (recorded by reconcile, see the history).</p>`;
   return html``;
 }
 
@@ -190,6 +197,7 @@ ${approvalNote(record)}
 ${facts(record)}
 ${errorBlock(record)}
 ${settleable ? goneHolderNote(record) : ''}
+${settleable && view.form !== undefined ? reconcileSection(record, view.form, { tenant: view.tenant, key: view.key, hasProbe: view.hasProbe === true, asked: view.asked }, frame.basePath) : ''}
 ${settleable && view.form !== undefined ? actions(view, record, view.form, frame.basePath) : settleable ? '' : stateNote(record)}
 ${isDecidable(record) && view.form !== undefined && view.approvals === true ? decideForms(record, { token: view.form.token, version: view.form.version, tenant: view.tenant, key: view.key }, frame.basePath, view.decideAgain) : ''}`;
   return page(

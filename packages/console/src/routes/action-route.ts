@@ -35,7 +35,7 @@ interface ActionRequest {
 }
 
 /** The holder posted with a form, or undefined when a field is missing or malformed. */
-function postedHolder(fence: string | null, owner: string | null): Holder | undefined {
+export function postedHolder(fence: string | null, owner: string | null): Holder | undefined {
   if (fence === null || owner === null || owner === '' || !/^[1-9][0-9]{0,15}$/.test(fence)) return undefined;
   const value = Number(fence);
   return Number.isSafeInteger(value) ? { fence: value, owner } : undefined;

@@ -1,8 +1,9 @@
 // GET /record?tenant=&key= : one record, its actions and its resolution history.
-import type { IdempotencyRecord, RecordRef, ResolutionEntry } from '@toolfence/core';
+import type { IdempotencyRecord, PolicyMap, Reconcile, RecordRef, ResolutionEntry } from '@toolfence/core';
 import { issueFormToken } from '../csrf.js';
 import { outcomeExample } from '../outcome-shape.js';
 import type { DecideAgain } from '../pages/approval-section.js';
+import type { AskedView } from '../pages/reconcile-section.js';
 import { type FormAgain, recordPage } from '../pages/record-page.js';
 import { recordVersion } from '../record-version.js';
 import { sendHtml } from '../respond.js';
@@ -44,6 +45,12 @@ export function settleableAt(record: IdempotencyRecord, nowMs: number | undefine
   return record.state === 'in_progress' && nowMs !== undefined && record.leaseExpiresAtMs <= nowMs;
 }
 
+/** The reconcile probe the console was given for `tool` (own properties of `policies` only), or undefined. */
+export function probeFor(policies: PolicyMap | undefined, tool: string): Reconcile | undefined {
+  if (policies === undefined || !Object.hasOwn(policies, tool)) return undefined;
+  return (policies as Record<string, { reconcile?: Reconcile } | undefined>)[tool]?.reconcile ?? undefined;
+}
+
 /** Renders the record page of `ref` with `status` (also used to show a refused action again). */
 export async function showRecord(
   context: RouteContext,
@@ -53,6 +60,7 @@ export async function showRecord(
     done?: string | undefined;
     again?: FormAgain | undefined;
     decideAgain?: DecideAgain | undefined;
+    asked?: AskedView | undefined;
   } = {},
 ): Promise<void> {
   const [record, resolutions] = await Promise.all([readRecord(context, ref), readResolutions(context, ref)]);
@@ -84,6 +92,7 @@ export async function showRecord(
       nowMs,
       outcomeExample: example,
       approvals: typeof context.options.store.decideApproval === 'function',
+      hasProbe: record !== null && probeFor(context.options.policies, record.tool) !== undefined,
       ...extra,
     }),
   );
@@ -96,7 +105,11 @@ export async function recordRoute(context: RouteContext): Promise<void> {
   const done = query.get('done');
   await showRecord(context, ref, 200, {
     done:
-      done === 'completed' || done === 'released' || done === 'approved' || done === 'denied'
+      done === 'completed' ||
+      done === 'released' ||
+      done === 'approved' ||
+      done === 'denied' ||
+      done === 'reconciled'
         ? done
         : undefined,
   });
