@@ -47,7 +47,7 @@ async function freshShape(): Promise<unknown> {
   return schemaShape(pool, schema);
 }
 
-describe('PostgresStore migrations on a table with rows (0003 → 0008)', () => {
+describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => {
   it('backfills in batches, reports progress, and ends with the schema a fresh store has', async () => {
     const { schema } = await previousVersionTable(pool, 3, 20_000);
     schemas.push(schema);
@@ -92,6 +92,14 @@ describe('PostgresStore migrations on a table with rows (0003 → 0008)', () => 
       '8 drop the tenant listing index done',
       '8 drop the listing index across tenants start',
       '8 drop the listing index across tenants done',
+      '9 transaction start',
+      '9 transaction done',
+      '9 validate the state CHECK start',
+      '9 validate the state CHECK done',
+      '9 validate the fence CHECK start',
+      '9 validate the fence CHECK done',
+      '9 validate the attempt CHECK start',
+      '9 validate the attempt CHECK done',
     ]);
     // Every row took its claim time, and the schema is a fresh one's (NOT NULL, valid indexes).
     const table = `${schema}.idempotency_records`;
