@@ -2,6 +2,7 @@
 // queued on the row lock of one `approved` record (an operator's transaction holds it), then let go
 // at once. The claim function consumes the approval under that lock, so exactly one claim acquires;
 // a read of `approved` followed by a separate write would let several acquire.
+import type { DecideResult } from '@toolfence/core/store';
 import { PostgresStore } from '@toolfence/stores/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,7 +85,9 @@ describe('PostgresStore: approvals under real concurrency (migration 0009)', () 
   it(`${CLAIMERS} claims on ${CLAIMERS} backends queued on one approved record: exactly one acquires`, async () => {
     for (let round = 0; round < 3; round++) {
       const ref = randomRef();
-      expect((await store.decideApproval(ref, { ...decision, approved: true }, 60_000)).status).toBe('decided');
+      expect((await store.decideApproval(ref, { ...decision, approved: true }, 60_000)).status).toBe(
+        'decided',
+      );
       // Half of them need the approval, half do not: both consume it, and only once.
       const results = await gated(ref, CLAIMERS, () =>
         Array.from({ length: CLAIMERS }, (_, i) =>
@@ -95,9 +98,19 @@ describe('PostgresStore: approvals under real concurrency (migration 0009)', () 
       expect(statuses.filter((status) => status === 'acquired')).toHaveLength(1);
       expect(statuses.filter((status) => status === 'busy')).toHaveLength(CLAIMERS - 1);
       const acquired = results.find((result) => result.status === 'acquired');
-      expect(acquired).toMatchObject({ fence: 1, attempt: 1, takeover: false, approval: { approved: true, by: 'ops' } });
+      expect(acquired).toMatchObject({
+        fence: 1,
+        attempt: 1,
+        takeover: false,
+        approval: { approved: true, by: 'ops' },
+      });
       const record = await store.get(ref);
-      expect(record).toMatchObject({ state: 'in_progress', fence: 1, attempt: 1, approval: { approved: true } });
+      expect(record).toMatchObject({
+        state: 'in_progress',
+        fence: 1,
+        attempt: 1,
+        approval: { approved: true },
+      });
     }
   });
 
@@ -106,18 +119,26 @@ describe('PostgresStore: approvals under real concurrency (migration 0009)', () 
       const ref = randomRef();
       await store.decideApproval(ref, { ...decision, approved: true }, 60_000);
       const claimers = CLAIMERS - 1;
-      const results = await gated(ref, claimers + 1, () => [
-        ...Array.from({ length: claimers }, () => store.claim(ref, claimOptions({ approval: 'required' }))),
-        store.decideApproval(ref, { ...decision, approved: false, reason: 'revoked' }, 60_000),
-      ]);
-      const deny = results.at(-1)!;
-      const claims = results.slice(0, -1).map((result) => result.status);
-      if (deny.status === 'decided') {
+      let deny: Promise<DecideResult> | undefined;
+      const results = await gated(ref, claimers + 1, () => {
+        const claims = Array.from({ length: claimers }, () =>
+          store.claim(ref, claimOptions({ approval: 'required' })),
+        );
+        deny = store.decideApproval(ref, { ...decision, approved: false, reason: 'revoked' }, 60_000);
+        return claims;
+      });
+      const denial = await deny!;
+      const claims = results.map((result) => result.status);
+      if (denial.status === 'decided') {
         // The denial came first: every claim after it is denied, and nothing ran.
         expect(claims).toEqual(Array.from({ length: claimers }, () => 'denied'));
-        expect(await store.get(ref)).toMatchObject({ state: 'denied', fence: 0, approval: { approved: false } });
+        expect(await store.get(ref)).toMatchObject({
+          state: 'denied',
+          fence: 0,
+          approval: { approved: false },
+        });
       } else {
-        expect(deny.status).toBe('consumed');
+        expect(denial.status).toBe('consumed');
         expect(claims.filter((status) => status === 'acquired')).toHaveLength(1);
         expect(claims.filter((status) => status === 'busy')).toHaveLength(claimers - 1);
       }

@@ -1,7 +1,13 @@
 // Operating on records by key or tenant, not as their holder: resolve (the operator; its
-// resolution entry is journaled by the same statement), forget (a tenant's records and
+// resolution entry is journaled by the same statement), decideApproval (an operator's decision on one call), forget (a tenant's records and
 // resolutions) and cleanup (records and resolution entries past retention).
-import type { ApprovalDecision, DecideResult, RecordRef, Resolution, ResolveResult } from '@toolfence/core/store';
+import type {
+  ApprovalDecision,
+  DecideResult,
+  RecordRef,
+  Resolution,
+  ResolveResult,
+} from '@toolfence/core/store';
 import { isApprovalState, resolutionApplies } from '@toolfence/core/store';
 import type { StatementRunner } from './backend.js';
 import { type Row, storedOutcome, toRecord } from './record-codec.js';
