@@ -1,6 +1,7 @@
 // Operating on records by key or tenant, not as their holder: resolve (the operator; its
-// resolution entry is journaled by the same statement), decideApproval (an operator's decision on one call), forget (a tenant's records and
-// resolutions) and cleanup (records and resolution entries past retention).
+// resolution entry is journaled by the same statement), decideApproval (an operator's decision
+// on one call), forget (a tenant's records and resolutions) and cleanup (records and resolution
+// entries past retention).
 import type {
   ApprovalDecision,
   DecideResult,
