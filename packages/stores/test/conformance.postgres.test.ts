@@ -42,8 +42,6 @@ describeStoreConformance(
     return store;
   },
   {
-    // TEMPORARY: approvals are not in this store yet (issue 35); remove when it has decideApproval.
-    skipApprovals: 'not-implemented-yet',
     // Racers on pools of their own: every race really reaches PostgreSQL from several backends.
     createPeerStore: () => {
       const pool = createPool({ max: 4 });

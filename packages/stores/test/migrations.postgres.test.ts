@@ -47,7 +47,7 @@ async function freshShape(): Promise<unknown> {
   return schemaShape(pool, schema);
 }
 
-describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => {
+describe('PostgresStore migrations on a table with rows (0003 → 0010)', () => {
   it('backfills in batches, reports progress, and ends with the schema a fresh store has', async () => {
     const { schema } = await previousVersionTable(pool, 3, 20_000);
     schemas.push(schema);
@@ -56,7 +56,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => 
       batchSize: 1_000,
       onProgress: (p) => progress.push(p),
     });
-    expect(result).toEqual({ applied: [4, 5, 6, 7, 8, 9] });
+    expect(result).toEqual({ applied: [4, 5, 6, 7, 8, 9, 10] });
     const backfill = progress.filter((p) => p.step === 'backfill updated_at');
     expect(backfill[0]).toMatchObject({ version: 4, phase: 'start', rows: 0, totalRows: 20_000 });
     expect(backfill.filter((p) => p.phase === 'progress')).toHaveLength(20);
@@ -96,6 +96,12 @@ describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => 
       '9 transaction done',
       '9 index idempotency_records_attention start',
       '9 index idempotency_records_attention done',
+      '10 validate the state CHECK start',
+      '10 validate the state CHECK done',
+      '10 validate the fence CHECK start',
+      '10 validate the fence CHECK done',
+      '10 validate the attempt CHECK start',
+      '10 validate the attempt CHECK done',
     ]);
     // Every row took its claim time, and the schema is a fresh one's (NOT NULL, valid indexes).
     const table = `${schema}.idempotency_records`;
@@ -152,7 +158,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => 
     expect(
       await newStore(schema).ensureSchema({ batchSize: 1_000, onProgress: (p) => progress.push(p) }),
     ).toEqual({
-      applied: [4, 5, 6, 7, 8, 9],
+      applied: [4, 5, 6, 7, 8, 9, 10],
     });
     // Only what the first run left: 7,000 rows.
     expect(progress.filter((p) => p.step === 'backfill updated_at').at(-1)).toMatchObject({
@@ -175,7 +181,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => 
     expect(error?.message).toContain(
       'did not finish within timeoutMs (1 ms); the next ensureSchema() resumes it',
     );
-    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5, 6, 7, 8, 9] });
+    expect(await newStore(schema).ensureSchema()).toEqual({ applied: [4, 5, 6, 7, 8, 9, 10] });
     await expect(newStore(schema).ensureSchema({ timeoutMs: 0 })).rejects.toThrow(RangeError);
   });
 
@@ -186,7 +192,7 @@ describe('PostgresStore migrations on a table with rows (0003 → 0009)', () => 
     const run = await runCli(args);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('migration 0004_listing: backfill updated_at done 5,000 of ~5,000 rows');
-    expect(run.stdout).toMatch(/applied 4, 5, 6, 7, 8, 9 in \d+\.\d s/);
+    expect(run.stdout).toMatch(/applied 4, 5, 6, 7, 8, 9, 10 in \d+\.\d s/);
     const again = await runCli([...args, '--json']);
     expect(again.code, again.stderr).toBe(0);
     expect(again.json.at(-1)).toMatchObject({ applied: [] });

@@ -110,7 +110,7 @@ beforeAll(async () => {
   await requirePostgres();
   pool = newPool({ max: 30 });
   store = newStore({ pool });
-  expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9] });
+  expect(await store.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] });
 });
 
 afterAll(async () => {
@@ -173,7 +173,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const racers = racerPools.map((racerPool) => newStore({ pool: racerPool, schema: raceSchema }));
     const results = await Promise.all(racers.map((racer) => racer.ensureSchema()));
     expect(results.filter((result) => result.applied.length > 0)).toEqual([
-      { applied: [1, 2, 3, 4, 5, 6, 7, 8, 9] },
+      { applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] },
     ]);
     expect(results.filter((result) => result.applied.length === 0)).toHaveLength(19);
     expect(
@@ -514,7 +514,7 @@ describe('PostgresStore on PostgreSQL', () => {
     const oddTable = 'Tool Fence "records" --';
     schemas.push(oddSchema);
     const odd = newStore({ pool, schema: oddSchema, table: oddTable });
-    expect(await odd.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9] });
+    expect(await odd.ensureSchema()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10] });
     expect(
       await scalar(
         'SELECT count(*)::int FROM pg_tables WHERE schemaname = $1 AND tablename IN ($2, $3, $4)',

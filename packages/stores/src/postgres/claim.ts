@@ -1,7 +1,7 @@
 // PostgresStore.claim: one statement (statements/claim.sql, calling the claim function of migration 0005)
 // decides; its row becomes a ClaimResult.
 import type { ClaimOptions, ClaimResult, RecordRef } from '@toolfence/core/store';
-import { StoreUnavailableError } from '@toolfence/core/store';
+import { approvalClaimDecision, claimConflicts, StoreUnavailableError } from '@toolfence/core/store';
 import type { StatementRunner } from './backend.js';
 import { type Row, toRecord } from './record-codec.js';
 
@@ -26,6 +26,7 @@ export function claimRow(
     options.callId ?? null,
     options.description ?? null,
     options.codec ?? null, // the guard's codec, kept with a new life (0007_record_codec.sql)
+    options.approval === 'required', // 0010_approvals.sql
   ]);
 }
 
@@ -34,21 +35,18 @@ export function claimResult(row: Row | undefined, options: ClaimOptions): ClaimR
   if (row === undefined) throw new StoreUnavailableError('claim', 'PostgreSQL returned no row for the claim');
   if (row.acquired === true) {
     const attempt = Number(row.attempt);
+    const approval = toRecord(row).approval;
     return {
       status: 'acquired',
       fence: Number(row.fence),
       attempt,
       leaseExpiresAtMs: Number(row.lease_expires_at_ms),
       takeover: attempt > 1,
+      ...(approval === undefined ? {} : { approval }),
     };
   }
   const record = toRecord(row);
-  if (
-    record.tool !== options.tool ||
-    (options.checkFingerprint && record.fingerprint !== options.fingerprint)
-  ) {
-    return { status: 'conflict', record };
-  }
+  if (claimConflicts(record, options)) return { status: 'conflict', record };
   switch (record.state) {
     case 'completed':
       return { status: 'completed', record };
@@ -59,7 +57,14 @@ export function claimResult(row: Row | undefined, options: ClaimOptions): ClaimR
     case 'in_progress':
       return { status: 'busy', record, nowMs: Number(row.now_ms) };
     default:
-      // The approval states: this store does not write them yet (it has no decideApproval).
-      throw new StoreUnavailableError('claim', `PostgreSQL returned a record in state ${record.state}`);
+      switch (approvalClaimDecision(record)) {
+        case 'approval_required':
+          return { status: 'approval_required', record };
+        case 'denied':
+          return { status: 'denied', record };
+        default:
+          // The claim function consumes an approved row under its lock; it never answers one.
+          throw new StoreUnavailableError('claim', `PostgreSQL returned a record in state ${record.state}`);
+      }
   }
 }

@@ -89,6 +89,10 @@ export function postgresNames(schema: string, table: string): PostgresNames {
       // migration 0006 (resolving a record in progress)
       resolutions_table_literal: quoteLiteral(qualify(`${table}_resolutions`)),
       resolutions_from_state_check: quoteIdentifier(`${table}_res_from_state`),
+      // migration 0010 (approvals: the states before a claim, at fence and attempt 0)
+      state_check: quoteIdentifier(`${table}_state`),
+      fence_check: quoteIdentifier(`${table}_fence`),
+      attempt_check: quoteIdentifier(`${table}_attempt`),
     },
   };
 }

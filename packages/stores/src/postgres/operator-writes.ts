@@ -1,8 +1,15 @@
 // Operating on records by key or tenant, not as their holder: resolve (the operator; its
-// resolution entry is journaled by the same statement), forget (a tenant's records and
-// resolutions) and cleanup (records and resolution entries past retention).
-import type { RecordRef, Resolution, ResolveResult } from '@toolfence/core/store';
-import { resolutionApplies } from '@toolfence/core/store';
+// resolution entry is journaled by the same statement), decideApproval (an operator's decision
+// on one call), forget (a tenant's records and resolutions) and cleanup (records and resolution
+// entries past retention).
+import type {
+  ApprovalDecision,
+  DecideResult,
+  RecordRef,
+  Resolution,
+  ResolveResult,
+} from '@toolfence/core/store';
+import { isApprovalState, resolutionApplies } from '@toolfence/core/store';
 import type { StatementRunner } from './backend.js';
 import { type Row, storedOutcome, toRecord } from './record-codec.js';
 
@@ -48,6 +55,52 @@ export async function resolveRecord(
   return record.state === 'in_progress'
     ? { status: 'holder_alive', record }
     : { status: 'not_resolvable', record };
+}
+
+/**
+ * An operator's decision (statements/decide.sql, or decide-expected.sql with `expect`): one
+ * statement decides under the row lock; the answer is judged from the record it left, which the
+ * statement changed only where docs/store-contract.md's table says so.
+ */
+export async function decideRecord(
+  runner: StatementRunner,
+  ref: RecordRef,
+  decision: ApprovalDecision,
+  retentionMs: number,
+): Promise<DecideResult> {
+  const parameters: unknown[] = [
+    ref.tenant,
+    ref.key,
+    decision.tool,
+    decision.fingerprint,
+    decision.approved,
+    decision.by ?? null,
+    decision.reason ?? null,
+    retentionMs,
+    decision.runId ?? null,
+    decision.callId ?? null,
+    decision.description ?? null,
+    decision.codec ?? null,
+  ];
+  const row =
+    decision.expect === undefined
+      ? await runner.queryOne('decideApproval', runner.sql.decide, parameters)
+      : await runner.queryOne('decideApproval', runner.sql.decideExpected, [
+          ...parameters.slice(0, 8),
+          decision.expect.owner,
+        ]);
+  if (row === undefined) return { status: 'not_found' };
+  const record = toRecord(row);
+  if (record.tool !== decision.tool || record.fingerprint !== decision.fingerprint) {
+    return { status: 'conflict', record };
+  }
+  if (!isApprovalState(record.state)) return { status: 'consumed', record };
+  if (decision.expect !== undefined && decision.expect.owner !== record.owner) {
+    return { status: 'changed', record };
+  }
+  // A write always leaves the decided state, so an approval that left `denied` met a denial.
+  if (decision.approved && record.state === 'denied') return { status: 'denied', record };
+  return { status: 'decided', record };
 }
 
 export async function forgetTenant(runner: StatementRunner, tenant: string): Promise<number> {

@@ -17,7 +17,7 @@ import type { FailureSite } from './errors.js';
 import { completeRecord, markRecordIndeterminate, releaseRecord, renewLease } from './holder-writes.js';
 import { type PostgresNames, postgresNames, validateIdentifier } from './names.js';
 import { getRecord, listRecords, readResolutions } from './operator-reads.js';
-import { deleteExpired, forgetTenant, resolveRecord } from './operator-writes.js';
+import { decideRecord, deleteExpired, forgetTenant, resolveRecord } from './operator-writes.js';
 import type {
   EnsureSchemaOptions,
   EnsureSchemaResult,
@@ -268,6 +268,21 @@ export class PostgresStore implements contract.IdempotencyStore {
     checkResolution(resolution);
     checkRetentionMs(retentionMs);
     return resolveRecord(this.runner, ref, resolution, retentionMs);
+  }
+
+  /**
+   * An operator's decision on one call (docs/store-contract.md, "Approvals"): one statement
+   * (statements/decide.sql; decide-expected.sql with `expect`) under the row lock, so a claim
+   * consuming the approval and a denial are serialised. Needs migration 0010.
+   * @throws StoreInputError, StoreUnavailableError
+   */
+  async decideApproval(
+    ref: contract.RecordRef,
+    decision: contract.ApprovalDecision,
+    retentionMs: number,
+  ): Promise<contract.DecideResult> {
+    checkInput.decideApproval(ref, decision, retentionMs);
+    return decideRecord(this.runner, ref, decision, retentionMs);
   }
 
   /** {@inheritDoc IdempotencyStore.list} */

@@ -1,6 +1,6 @@
 // Rows of the records table to and from the contract's shapes (columns as in migrations/0001_init.sql,
 // migrations/0003_outcome_bytes.sql and migrations/0004_listing.sql).
-import type { IdempotencyRecord, RecordState, ResolutionEntry } from '@toolfence/core/store';
+import type { ApprovalEntry, IdempotencyRecord, RecordState, ResolutionEntry } from '@toolfence/core/store';
 
 /** A row as pg returns it. */
 export type Row = Record<string, unknown>;
@@ -62,7 +62,19 @@ export function operatorFieldsOf(row: Row): Partial<IdempotencyRecord> {
     fields.updatedAtMs = Number(row.updated_at_ms);
   if (row.resolution !== undefined && row.resolution !== null)
     fields.resolution = resolutionOf(row.resolution);
+  if (row.approval !== undefined && row.approval !== null) fields.approval = approvalOf(row.approval);
   return fields;
+}
+
+/** The operator's decision a row keeps (0010_approvals.sql: jsonb with approved, by, reason, atMs). */
+function approvalOf(value: unknown): ApprovalEntry {
+  const entry = (typeof value === 'string' ? JSON.parse(value) : value) as Record<string, unknown>;
+  return {
+    approved: entry.approved === true,
+    ...(typeof entry.by === 'string' ? { by: entry.by } : {}),
+    ...(typeof entry.reason === 'string' ? { reason: entry.reason } : {}),
+    atMs: Number(entry.atMs),
+  };
 }
 
 function resolutionOf(value: unknown): ResolutionEntry {

@@ -8,6 +8,8 @@ export const { migrations, statements, statementFiles } = loadSqlFiles('postgres
   complete: 'complete',
   completeLocked: 'complete-locked',
   databaseNow: 'database-now',
+  decide: 'decide',
+  decideExpected: 'decide-expected',
   ensureMigrationsTable: 'ensure-migrations-table',
   forget: 'forget',
   get: 'get',

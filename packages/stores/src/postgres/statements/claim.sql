@@ -1,7 +1,8 @@
 -- claim: decide ownership of one key in ONE statement.
 -- $1 tenant, $2 key, $3 tool, $4 fingerprint, $5 owner, $6 lease ms, $7 retention ms,
 -- $8 mode ('at-least-once' | 'at-most-once'), $9 max attempts, $10 check fingerprint,
--- $11 run id, $12 call id, $13 description, $14 codec (NULL when absent): kept for operators.
+-- $11 run id, $12 call id, $13 description, $14 codec (NULL when absent): kept for operators,
+-- $15 the call needs an approval (0010_approvals.sql: `awaiting_approval` is written, `approved` consumed).
 -- Returns exactly one row: the record as it stands after this statement, the database clock,
 -- and `acquired` (true when the caller is the holder: this statement made it so, or the caller's
 -- own earlier claim did and this is the same request resent; owners are unique per attempt).
@@ -42,5 +43,5 @@
   (owner = $5::text AND state = 'in_progress') AS acquired
 FROM {{claim_function}}(
   $1::text, $2::text, $3::text, $4::text, $5::text, $6::float8, $7::float8, $8::text,
-  $9::integer, $10::boolean, $11::text, $12::text, $13::text, $14::text
+  $9::integer, $10::boolean, $11::text, $12::text, $13::text, $14::text, $15::boolean
 );

@@ -7,7 +7,7 @@ SELECT
   error_type, error_message, run_id, call_id, description, codec,
   floor(extract(epoch FROM claimed_at) * 1000)::float8 AS claimed_at_ms,
   floor(extract(epoch FROM updated_at) * 1000)::float8 AS updated_at_ms,
-  resolution,
+  resolution, approval,
   floor(extract(epoch FROM statement_timestamp()) * 1000)::float8 AS now_ms
 FROM {{table}}
 WHERE ($1::text IS NULL OR tenant = $1::text)

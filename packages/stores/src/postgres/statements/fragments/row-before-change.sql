@@ -11,5 +11,5 @@ SELECT
   current.run_id, current.call_id, current.description, current.codec,
   floor(extract(epoch FROM current.claimed_at) * 1000)::float8 AS claimed_at_ms,
   floor(extract(epoch FROM current.updated_at) * 1000)::float8 AS updated_at_ms,
-  current.resolution
+  current.resolution, current.approval
 FROM current;

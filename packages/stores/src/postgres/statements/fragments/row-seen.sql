@@ -36,5 +36,5 @@ SELECT
   seen.run_id, seen.call_id, seen.description, seen.codec,
   floor(extract(epoch FROM seen.claimed_at) * 1000)::float8 AS claimed_at_ms,
   floor(extract(epoch FROM seen.updated_at) * 1000)::float8 AS updated_at_ms,
-  seen.resolution
+  seen.resolution, seen.approval
 FROM seen;
