@@ -96,6 +96,8 @@ describe('PostgresStore migrations on a table with rows (0003 → 0010)', () => 
       '9 transaction done',
       '9 index idempotency_records_attention start',
       '9 index idempotency_records_attention done',
+      '10 transaction start',
+      '10 transaction done',
       '10 validate the state CHECK start',
       '10 validate the state CHECK done',
       '10 validate the fence CHECK start',

@@ -182,7 +182,7 @@ describe('PostgresStore on PostgreSQL', () => {
           `SELECT count(*) FROM ${pg.escapeIdentifier(raceSchema)}.idempotency_records_migrations`,
         ),
       ),
-    ).toBe(9);
+    ).toBe(10);
     expect(await racers[0]!.ensureSchema()).toEqual({ applied: [] });
     const target = ref();
     expect((await racers[7]!.claim(target, claimOptions())).status).toBe('acquired');
