@@ -445,7 +445,12 @@ async function dynamoBackend(runTag: string): Promise<Backend> {
 // ---- the run ----
 
 export async function runFaults(options: FaultRunOptions): Promise<FaultRunReport> {
-  const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
+  // FAULT_SEED replays a run's schedule of faults and calls (the log's "seed N"); the workers'
+  // timing still varies, so a replay makes a failure likelier, not certain.
+  const fromEnv = process.env.FAULT_SEED === undefined ? undefined : Number(process.env.FAULT_SEED);
+  if (fromEnv !== undefined && !Number.isSafeInteger(fromEnv))
+    throw new Error(`FAULT_SEED is not an integer: ${process.env.FAULT_SEED}`);
+  const seed = options.seed ?? fromEnv ?? Math.floor(Math.random() * 2 ** 31);
   const rng = seededRandom(seed);
   const log = options.log ?? (() => undefined);
   const workerCount = options.workers ?? 4;
