@@ -9,7 +9,7 @@ import { median } from './stats.js';
  * wall time (target: under a second). A layout that moves cost off the hot path shows here.
  * The third row lists the indeterminate records of every tenant at once (the operator's 3 a.m.
  * question), which only an index of those records keeps off a scan of the whole table.
- * (The Redis suite has its own copy of this fill and these two rows.)
+ * The Redis and PostgreSQL suites both print these rows.
  */
 export async function listingRows(label: string, store: IdempotencyStore): Promise<Row[]> {
   const tenants = Array.from({ length: 10 }, (_, at) => `list-${at}-${randomUUID()}`);
